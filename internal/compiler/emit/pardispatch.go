@@ -181,7 +181,7 @@ func (g *goGen) regionSwitch(reg *fsm.Region, e *fsm.Event) []jen.Code {
 // code after it: body may pick a rule without returning (see
 // regionsTogether). A branch that leaves the parallel state (Rule.Leaves)
 // is body's too: the region takes nothing, and the parallel state's rule
-// for it does once no region took the event.
+// for it does where no region before it took a transition.
 func (g *goGen) regionCell(reg *fsm.Region, c *fsm.Cell, body func(*fsm.Rule) []jen.Code) []jen.Code {
 	if len(c.Rules) == 1 && c.Rules[0].Guard == nil {
 		return append([]jen.Code{comment("", c.Rules[0].Label)}, body(c.Rules[0])...)

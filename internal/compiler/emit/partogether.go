@@ -37,9 +37,10 @@ func local(prefix string, reg *fsm.Region) string { return prefix + reg.Field }
 func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 	var ts, none, froms, fromVals []jen.Code
 	var out []jen.Code
-	ignores := false
-	// The regions that may take the event: not those that only defer it.
-	takers := slices.DeleteFunc(slices.Clone(inv), func(reg *fsm.Region) bool { return onlyDefers(reg, e) })
+	ignores, moves := false, false
+	// The regions that may take the event: not those that only defer it
+	// or leave the parallel state on it.
+	takers := slices.DeleteFunc(slices.Clone(inv), func(reg *fsm.Region) bool { return takesNone(reg, e) })
 	for _, reg := range takers {
 		ts = append(ts, jen.Id(local("t", reg)))
 		none = append(none, jen.Lit(-1))
@@ -67,9 +68,17 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 			pick := func(r *fsm.Rule) []jen.Code {
 				if r.Leaves != nil {
 					// A branch that leaves the parallel state: its rule,
-					// once no region took the event.
-					leaving = append(leaving, r.Leaves)
-					return []jen.Code{jen.Id("left").Op("=").Lit(r.Leaves.Index)}
+					// where no region before this one took the event.
+					if !slices.Contains(leaving, r.Leaves) {
+						// (a composite state's rule, reached from several
+						// of its leaves, once)
+						leaving = append(leaving, r.Leaves)
+					}
+					set := jen.Id("left").Op("=").Lit(r.Leaves.Index)
+					if test := leadTest(inv, reg, e); test != nil {
+						return []jen.Code{jen.If(test).Block(set)}
+					}
+					return []jen.Code{set}
 				}
 				switch r.Kind {
 				case fsm.Reject:
@@ -78,6 +87,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 					return []jen.Code{jen.If(jen.Id("held").Op("<").Lit(0)).Block(jen.Id("held").Op("=").Lit(r.Index))}
 				}
 				ignores = ignores || r.Kind == fsm.Ignore
+				moves = moves || r.Kind == fsm.Transition
 				return g.regionPick(reg, r)
 			}
 			cases = append(cases, jen.Case(ks...).Block(g.regionCell(reg, c, pick)...))
@@ -90,6 +100,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		}
 		out = append(out, sw)
 	}
+	picked := len(out)
 	var tests []*jen.Statement
 	for _, reg := range takers {
 		tests = append(tests, jen.Id(local("t", reg)).Op(">=").Lit(0))
@@ -134,7 +145,12 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 			}
 			ign = append(ign, jen.If(jen.Id(local("t", reg)).Op(">=").Lit(0)).Block(jen.Return(core().Dot("Ignore").Call(jen.Id(local("t", reg))))))
 		}
-		take = append(take, jen.If(jen.Op("!").Add(core()).Dot("Busy")).Block(ign...))
+		if !moves {
+			// No region moves: the event is ignored.
+			take = append(take[:0:0], ign...)
+		} else {
+			take = append(take, jen.If(jen.Op("!").Add(core()).Dot("Busy")).Block(ign...))
+		}
 	}
 	for _, part := range []string{"exits", "actions", "entries"} {
 		order := inv
@@ -190,7 +206,9 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 			return tookEnding(q, inv, e)
 		}, !ends && len(hosts) == 0 && len(settling) == 0))
 	}
-	take = append(take, jen.Return(core().Dot("Finish").Call()))
+	if moves || !ignores {
+		take = append(take, jen.Return(core().Dot("Finish").Call()))
+	}
 	if some != nil {
 		out = append(out, jen.If(some).Block(take...))
 	}
@@ -199,20 +217,27 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		// takes precedence over a deferral (UML 2.5.1 §14.2.3.9).
 		out = append(out, jen.If(jen.Id("held").Op(">=").Lit(0)).Block(jen.Return(jen.Id("m").Dot("push").Call(jen.Id("held"), jen.Id("ev")))))
 	}
-	if len(leaving) > 0 {
-		// A region's chain stopped at a branch that leaves the parallel
-		// state, and no region took the event: the parallel state's
-		// rule for the branch.
-		out = slices.Insert(out, at, jen.Code(jen.Id("left").Op(":=").Lit(-1)))
-		var cases []jen.Code
-		for _, r := range leaving {
-			cases = append(cases, jen.Case(jen.Lit(r.Index)).Block(append([]jen.Code{comment("", r.Label)}, g.ruleBody(r)...)...))
-		}
-		out = append(out, jen.Switch(jen.Id("left")).Block(cases...))
-	}
 	// When no region has a rule, the event goes on to the parallel
 	// state's own.
-	return out
+	return g.leavingFirst(out, at, picked, leaving)
+}
+
+// leavingFirst inserts into out, regionsTogether's code, the local left at
+// at and, at picked, after the regions' picks, the rules leaving: where a
+// region's chain stopped at a branch that leaves the parallel state and no
+// region before it took the event, the parallel state's rule for the
+// branch, before the regions' rules, which it drops (SCXML 1.0 §3.13,
+// removeConflictingTransitions).
+func (g *goGen) leavingFirst(out []jen.Code, at, picked int, leaving []*fsm.Rule) []jen.Code {
+	if len(leaving) == 0 {
+		return out
+	}
+	var cases []jen.Code
+	for _, r := range leaving {
+		cases = append(cases, jen.Case(jen.Lit(r.Index)).Block(append([]jen.Code{comment("", r.Label)}, g.ruleBody(r)...)...))
+	}
+	out = slices.Insert(out, picked, jen.Code(jen.Switch(jen.Id("left")).Block(cases...)))
+	return slices.Insert(out, at, jen.Code(jen.Id("left").Op(":=").Lit(-1)))
 }
 
 // ruleSwitch emits a switch over the rule region reg picked for e, with
@@ -242,6 +267,62 @@ func (g *goGen) ruleSwitch(reg *fsm.Region, e *fsm.Event, body func(*fsm.Rule) [
 		return nil
 	}
 	return []jen.Code{jen.Switch(jen.Id(local("t", reg))).Block(cases...)}
+}
+
+// leadTest is the test under which a branch of region reg's chain for e
+// that leaves the parallel state (Rule.Leaves) is taken: no region of inv
+// picked before reg took a transition or stopped at such a branch (an
+// ignore or a deferral conflicts with none); nil when none may.
+//
+//	if tPump < 0 { left = 5 }
+func leadTest(inv []*fsm.Region, reg *fsm.Region, e *fsm.Event) jen.Code {
+	var tests []*jen.Statement
+	leaves := false
+	for _, o := range fsm.PickOrder(inv) {
+		if o == reg {
+			break
+		}
+		var moves bool
+		var ignores []*jen.Statement
+		cells, _ := regionCells(o, e)
+		for _, c := range cells {
+			for ; c != nil && !c.Out(); c = c.Fallback {
+				for _, r := range withVariants(c.Rules) {
+					switch {
+					case r.Leaves != nil:
+						leaves = true
+					case r.Kind == fsm.Transition:
+						moves = true
+					case r.Kind == fsm.Ignore:
+						ignores = append(ignores, jen.Id(local("t", o)).Op("==").Lit(r.Index))
+					}
+				}
+			}
+		}
+		if !moves {
+			continue
+		}
+		none := jen.Id(local("t", o)).Op("<").Lit(0)
+		if len(ignores) > 0 {
+			none = jen.Parens(anyOf(append([]*jen.Statement{none}, ignores...)))
+		}
+		tests = append(tests, none)
+	}
+	if leaves {
+		tests = append([]*jen.Statement{jen.Id("left").Op("<").Lit(0)}, tests...)
+	}
+	var and *jen.Statement
+	for i, t := range tests {
+		if i == 0 {
+			and = t
+		} else {
+			and = jen.Add(and).Op("&&").Add(t)
+		}
+	}
+	if and == nil {
+		return nil
+	}
+	return and
 }
 
 func reversed(regs []*fsm.Region) []*fsm.Region {

@@ -156,12 +156,14 @@ func (g *goGen) genRegionTakes() bool {
 	return true
 }
 
-// onlyDefers reports whether every rule region reg has for e defers it.
-func onlyDefers(reg *fsm.Region, e *fsm.Event) bool {
+// takesNone reports whether every rule region reg has for e defers it or
+// leaves the parallel state (Rule.Leaves): the region takes no rule of
+// its own for e.
+func takesNone(reg *fsm.Region, e *fsm.Event) bool {
 	cells, _ := regionCells(reg, e)
 	for _, c := range cells {
 		for ; c != nil && !c.Out(); c = c.Fallback {
-			if slices.ContainsFunc(c.Rules, func(r *fsm.Rule) bool { return r.Kind != fsm.Defer }) {
+			if slices.ContainsFunc(c.Rules, func(r *fsm.Rule) bool { return r.Kind != fsm.Defer && r.Leaves == nil }) {
 				return false
 			}
 		}

@@ -143,6 +143,11 @@ func scxmlParallel(c *chart, p *problems) {
 			for _, reg := range regs {
 				o := regionOutcomes(reg, e)
 				o.leave = o.leave && !groupTakes(c.m, reg, e)
+				if leavesFrom(par.Cell(e), reg) {
+					// A row of reg's that leaves par, written as par's
+					// rule: in SCXML the transition of its source.
+					o.take, o.acts = true, true
+				}
 				outs = append(outs, o)
 			}
 			if r1, r2 := scxmlConflict(regs, outs, targetless); r1 != nil {
@@ -171,6 +176,17 @@ func groupTakes(m *fsm.Machine, reg *fsm.Region, e *fsm.Event) bool {
 	return slices.ContainsFunc(m.AllRules(), func(r *fsm.Rule) bool {
 		return r.Group != nil && r.Event == e && r.Guard == nil && slices.Contains(reg.Groups, r.Group)
 	})
+}
+
+// leavesFrom reports whether a rule of chain c, a parallel state's, is
+// a row of a state inside region reg that leaves it (fsm.Rule.Source).
+func leavesFrom(c *fsm.Cell, reg *fsm.Region) bool {
+	for ; c != nil; c = c.Fallback {
+		if slices.ContainsFunc(c.Rules, func(r *fsm.Rule) bool { return r.Source != nil && r.Source.Region == reg }) {
+			return true
+		}
+	}
+	return false
 }
 
 // scxmlConflict returns two regions of par, one that may leave the event

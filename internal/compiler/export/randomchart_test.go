@@ -27,7 +27,7 @@ import (
 // fire, a chart a target cannot express) is left to the caller, which
 // draws another.
 func randomChart(seed uint64) string {
-	g := &chartGen{r: rand.New(rand.NewPCG(seed, seed*7919+1)), in: rand.New(rand.NewPCG(seed, seed*104729+3)), name: fmt.Sprintf("Random%d", seed)}
+	g := &chartGen{r: rand.New(rand.NewPCG(seed, seed*7919+1)), in: rand.New(rand.NewPCG(seed, seed*104729+3)), out: rand.New(rand.NewPCG(seed, seed*15485863+5)), name: fmt.Sprintf("Random%d", seed)}
 	return g.chart()
 }
 
@@ -49,6 +49,7 @@ type rnode struct {
 	final       bool
 	transient   bool // left at once by eventless rows
 	hosted      bool // a parallel state inside a region
+	listed      bool // a top-level state whose ignore list names the events (see leaving)
 	group       bool // a parallel state nested as a region (randomgroup_test.go)
 	mustRest    bool // its done transition's guards end without an else
 	ignore      []string
@@ -70,8 +71,9 @@ type arm struct {
 // chartGen draws one chart.
 type chartGen struct {
 	r *rand.Rand
-	// in draws the In() guards of the rows outside regions.
-	in      *rand.Rand
+	// in draws the In() guards of the rows outside regions, out the rows
+	// that leave a parallel state from inside a region (see leaving).
+	in, out *rand.Rand
 	name    string
 	n       int // states named so far
 	top     []*rnode
@@ -392,6 +394,32 @@ func (g *chartGen) target(n *rnode) string {
 	return can[g.r.IntN(len(can))]
 }
 
+// leaving may pick, for a row from n inside a region of a parallel state
+// P (not one inside a region, nor one nested as a region), a target
+// outside P, or P itself, which the row leaves P for (P holds no parallel
+// state inside a region or nested as a region; drawn from a stream
+// of its own, so the charts are otherwise those of the seed before); ""
+// otherwise. A top-level P then ignores the events it has no row for by
+// name: fsmgen refuses a "*" list beside a row that leaves it.
+func (g *chartGen) leaving(n *rnode) string {
+	reg := n.region()
+	if reg == nil || g.out.Float64() >= 0.2 {
+		return ""
+	}
+	p := reg.parent
+	if p.kind != parallelNode || p.hosted || p.group || p.region() != nil || slices.ContainsFunc(p.all(), func(q *rnode) bool { return q.hosted || q.group }) {
+		return "" // (fsmgen refuses rows that leave beside the rules of their regions)
+	}
+	var can []string
+	for _, s := range g.nodes() {
+		if s == p || s.kind != regionNode && !s.group && s.region() == nil && !s.inside(p) && !p.inside(s) {
+			can = append(can, s.name)
+		}
+	}
+	p.top().listed = true
+	return can[g.out.IntN(len(can))]
+}
+
 // guard picks a guard for a row from n: a declared one or, inside a
 // region, In() of a state of another region of its parallel state, and
 // outside regions, In() of a state of the regions of a parallel state n
@@ -547,7 +575,11 @@ func (g *chartGen) chart() string {
 		if g.chance(0.35) {
 			guard = g.guard(s)
 		}
-		g.row(s, g.event(s), g.target(s), guard)
+		to := g.target(s)
+		if out := g.leaving(s); out != "" {
+			to = out
+		}
+		g.row(s, g.event(s), to, guard)
 	}
 	for _, q := range g.nodes() {
 		if q.group {

@@ -343,6 +343,7 @@ func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, leaves *leavin
 		}
 		doneLeaves(r, regionOf, diags)
 	}
+	leaves.keep(f.Transitions, regions, regionOf)
 	rows := map[*specRegion][]spec.Transition{}
 	outer := *f
 	outer.Transitions = nil

@@ -22,14 +22,14 @@ import (
 // event come before S's in document order and move within themselves or
 // reject it (SCXML keeps the rule of the first region in document order
 // and drops a later one whose exits intersect its own,
-// removeConflictingTransitions; fsmgen refuses the other cases yet), and
-// no state around S inside its region has one (S's leaves would take it
-// there). Rows of several regions are tried in the regions' document
-// order; a row's guards are branches of P's row (see parleaveguards.go).
-// A row that leaves P by some branches of its guards and stays in its
-// region by others stays the region's, each branch that leaves a
-// stand-in that ends the region's chain and takes P's rule for it once
-// no region took the event (see mixed).
+// removeConflictingTransitions), and no state around S inside its region
+// has one (S's leaves would take it there). Rows of several regions are
+// tried in the regions' document order; a row's guards are branches of
+// P's row (see parleaveguards.go). Otherwise, and where a row leaves P
+// by some branches of its guards and stays in its region by others, the
+// row stays the region's, each branch that leaves a stand-in that ends
+// the region's chain and takes P's rule for it where no region before
+// it took a transition (see mixed and parleavekept.go).
 // A timer of S whose rules leave P runs as S's, its rules resolved as
 // P's (see parleavetimers.go). The rule stays S's (Rule.Source): its
 // label, the table, the diagram and the export name S; its examples
@@ -65,6 +65,9 @@ type leaving struct {
 	passes map[diag.Pos]bool
 	// quiet are the eventless rows that leave (see parleaveeventless.go).
 	quiet []leaveRow
+	// kept are, by parallel state and event, the events whose rows that
+	// leave it their regions keep (see parleavekept.go).
+	kept map[string]map[string]bool
 }
 
 func newLeaving() *leaving {
@@ -103,8 +106,12 @@ func (l *leaving) take(t *spec.Transition, r *specRegion, regionOf map[string]*s
 		return l.eventless(t, r, regionOf, diags)
 	}
 	var leave map[diag.Pos]bool
-	if !all {
+	kept := !all || staysBy(t) || l.keeps(par, t.On)
+	if kept {
 		leave = map[diag.Pos]bool{}
+		if len(t.Guards) == 0 {
+			leave[t.Pos] = true
+		}
 		for _, br := range t.Guards {
 			if br.To.Set && regionOf[strings.TrimSuffix(br.To.Value, historySuffix)] == nil {
 				leave[br.Pos] = true
@@ -113,7 +120,7 @@ func (l *leaving) take(t *spec.Transition, r *specRegion, regionOf map[string]*s
 	}
 	for _, from := range t.From {
 		if r.finals[from.Value] {
-			if all { // else regionRow says so
+			if all && !kept { // else regionRow says so
 				diags.Errorf(from.Pos, "region %s rests in its final state %s, which has no transitions of its own (SCXML 1.0 §3.7): the events it is offered go to the states around it; write the row from %s or from %s", r.root.Name.Value, from.Value, r.root.Name.Value, par)
 			}
 			continue
@@ -131,10 +138,10 @@ func (l *leaving) take(t *spec.Transition, r *specRegion, regionOf map[string]*s
 			l.rows[par][e.Value] = append(l.rows[par][e.Value], leaveRow{r: r, src: from, t: o, leave: leave})
 		}
 	}
-	if all {
+	if !kept {
 		return true
 	}
-	l.mixed(t, leave)
+	l.standIn(t, leave)
 	return false
 }
 
@@ -144,11 +151,12 @@ func (l *leaving) take(t *spec.Transition, r *specRegion, regionOf map[string]*s
 // ends the region's chain without the region taking the event (it ignores
 // it in the region's build; the join marks the rule, Rule.Leaves), so
 // that the branches after it are not tried, and P's rule for the branch
-// (see merge) is taken once no region took the event, its guard not
-// asked again; P's own chain leaves those rules out (see OwnChain). SCXML
-// 1.0 §3.13 (selectTransitions) takes the first branch of S's whose guard
-// holds, and drops it where it leaves P and an earlier region's rule is
-// taken (removeConflictingTransitions), as the generated code does.
+// (see merge) is taken where no region before it took a transition, its
+// guard not asked again; P's own chain leaves those rules out (see
+// OwnChain). SCXML 1.0 §3.13 (selectTransitions) takes the first branch
+// of S's whose guard holds, and drops it where it leaves P and an earlier
+// region's transition is taken (removeConflictingTransitions), as the
+// generated code does.
 func (l *leaving) mixed(t *spec.Transition, leave map[diag.Pos]bool) {
 	guards := slices.Clone(t.Guards)
 	for i := range guards {

@@ -117,7 +117,8 @@ func wayKey(w *Way) string {
 
 // combine returns the ways of the regions' picks ch: a region that
 // rejects the event refuses it (the regions after it test nothing); the
-// transitions taken are one step; ignored by all that have a rule, the
+// first branch that leaves the parallel state, where no region before it
+// took a transition, is its rule's; the transitions taken are one step; ignored by all that have a rule, the
 // first ignore; deferred by all that have a rule, the first deferral;
 // with no rule in any region, the parallel state's own.
 func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch []pick) []regionWay {
@@ -135,9 +136,24 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 			return []regionWay{{way: w, after: cfg}}
 		}
 	}
+	// The first region, in document order, whose chain stopped at a
+	// branch that leaves p where no region before it took a transition:
+	// p's rule for the branch, which drops the later regions' rules (SCXML
+	// 1.0 §3.13, removeConflictingTransitions); an ignore or a deferral
+	// conflicts with none.
+	var lead *Rule
+	for _, pk := range ch {
+		if pk.leaves != nil {
+			lead = pk.leaves
+			break
+		}
+		if r := pk.rule; r != nil && r.Kind != Ignore && r.Kind != Defer {
+			break
+		}
+	}
 	for i, pk := range ch {
 		switch r := pk.rule; {
-		case r == nil:
+		case r == nil || lead != nil:
 		case r.Kind == Ignore:
 			ignores = append(ignores, r)
 		case r.Kind == Defer:
@@ -173,13 +189,9 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 		w := &Way{From: p, Event: e, Tests: tests, Rules: defers[:1], To: p, Config: cfg, Regional: true}
 		return []regionWay{{way: w, after: cfg}}
 	}
-	c, leaves := OwnChain(p, e), (*Rule)(nil)
-	for _, pk := range ch {
-		if pk.leaves != nil {
-			// A region's chain stopped at a branch that leaves p: p's
-			// rule for it, which the generated code takes there.
-			c, leaves = &Cell{State: p, Event: e, Rules: []*Rule{pk.leaves}}, pk.leaves
-		}
+	c, leaves := OwnChain(p, e), lead
+	if lead != nil {
+		c = &Cell{State: p, Event: e, Rules: []*Rule{lead}}
 	}
 	if c == nil {
 		return nil
@@ -450,7 +462,9 @@ type regionItem struct {
 // because its regions always take its event first (see TakesAll and
 // leftOnlyInFinals).
 func preempted(r *Rule) bool {
-	if r.From == nil || r.From.Regions == nil || r.Event == nil {
+	if r.From == nil || r.From.Regions == nil || r.Event == nil || r.Mixed {
+		// (A rule that leaves from a region's chain, Rule.Mixed, is
+		// taken there.)
 		return false
 	}
 	return TakesAll(r.From, r.Event) != nil || leftOnlyInFinals(r.From, r.Event)

@@ -125,12 +125,14 @@ type Rule struct {
 	// In(Source) (see parleaveguards.go).
 	SourceIn *Func
 	// Leaves is, for a branch of the guards of a row of a state inside a
-	// region that leaves the region's parallel state P where others of
-	// the row stay in the region, the rule of P that takes it (Source
-	// set): the region's chain holds this rule, which ends the chain
-	// without the region taking the event, and Leaves is taken once no
-	// region took the event. Such a rule is in no list of the machine's
-	// rules, and has no index of its own (see parleave.go).
+	// region that leaves the region's parallel state P where the region
+	// keeps the row (others of the row stay in the region, or another
+	// region has a rule for the event, see parleavekept.go), the rule of
+	// P that takes it (Source set): the region's chain holds this rule,
+	// which ends the chain without the region taking the event, and
+	// Leaves is taken where no region before it took a transition. Such a
+	// rule is in no list of the machine's rules, and has no index of its
+	// own (see parleave.go).
 	Leaves *Rule
 	// Mixed is set on such a rule of P (the Leaves of a rule of a
 	// region's chain): the region's chain takes it where it stops at its

@@ -1,0 +1,242 @@
+package fsm
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
+
+// This file decides which rows that leave a parallel state P from inside
+// a region their regions keep (see mixed). SCXML 1.0 §3.13 selects a
+// transition in every region in document order and then drops a
+// transition whose exits intersect an earlier one's
+// (removeConflictingTransitions): a transition that leaves P exits every
+// state of P, so the first region's, in document order, that leaves P
+// or moves within itself is taken, a transition that leaves P drops
+// every later region's, and one that moves within its region drops a
+// later region's that leaves P; a transition without a target (an
+// ignore) exits nothing and conflicts with none.
+//
+// Written as P's rule, a row that leaves P is taken once no region took
+// the event, which is SCXML's choice only where every other region with
+// a rule for the event comes before the row's and moves within itself
+// (or rejects the event). Otherwise the row's region keeps it: its
+// branches that leave are stand-ins that end the region's chain, and the
+// generated code takes P's rule for the first of them, in document
+// order, where no region before it took a transition, before the
+// regions' rules (see emit's regionsTogether and combine).
+
+// keep records, before the rows are taken, the events of each parallel
+// state whose rows that leave it the regions keep (see above): where a
+// row leaves by some branches and stays by others, where a region of P
+// with a rule or a list entry for the event does anything but move
+// within itself or reject it before the first region that leaves, or
+// comes after it, and where a region that leaves P on the event but not
+// last does anything but move or leave in its other states. A row for
+// several events kept for one is kept for all, and so are the others'
+// rows for those events: the rows of one event are written one way.
+// rows are the spec's.
+func (l *leaving) keep(rows []spec.Transition, regions []*specRegion, regionOf map[string]*specRegion) {
+	type key struct{ par, e string }
+	type use struct {
+		regs  []*specRegion
+		mixed bool
+	}
+	uses := map[key]*use{}
+	var spans [][]key
+	for _, t := range rows {
+		if len(t.On) == 0 {
+			continue // an eventless row (see parleaveeventless.go)
+		}
+		var span []key
+		for _, n := range t.From {
+			r := regionOf[n.Value]
+			if r == nil || r.groups != nil || r.host != nil {
+				continue
+			}
+			some, all := leavesFor(&t, r, regionOf)
+			if !some {
+				continue
+			}
+			for _, e := range t.On {
+				k := key{r.par.Name.Value, e.Value}
+				u := uses[k]
+				if u == nil {
+					u = &use{}
+					uses[k] = u
+				}
+				if !slices.Contains(u.regs, r) {
+					u.regs = append(u.regs, r)
+				}
+				u.mixed = u.mixed || !all || staysBy(&t)
+				span = append(span, k)
+			}
+		}
+		spans = append(spans, span)
+	}
+	l.kept = map[string]map[string]bool{}
+	set := func(k key) bool {
+		if l.kept[k.par][k.e] {
+			return false
+		}
+		if l.kept[k.par] == nil {
+			l.kept[k.par] = map[string]bool{}
+		}
+		l.kept[k.par][k.e] = true
+		return true
+	}
+	for k, u := range uses {
+		if u.mixed || contested(k.e, u.regs, rows, regions, regionOf) {
+			set(k)
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, span := range spans {
+			if slices.ContainsFunc(span, func(k key) bool { return l.kept[k.par][k.e] }) {
+				for _, k := range span {
+					changed = set(k) || changed
+				}
+			}
+		}
+	}
+}
+
+// leavesFor reports, as leavesAll does after the targets of a row into
+// another region are rewritten (see entering.across), whether some of
+// row t's targets leave the parallel state of region r, its source's,
+// and whether all do: a target outside every region, or inside another
+// region of r's parallel state, which the row leaves and enters again.
+func leavesFor(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion) (some, all bool) {
+	to := targets(t)
+	all = len(to) > 0
+	for _, n := range to {
+		o := regionOf[strings.TrimSuffix(n.Value, historySuffix)]
+		if o == nil || o != r && o.par == r.par && o.host == nil && len(o.groups) == 0 {
+			some = true
+		} else {
+			all = false
+		}
+	}
+	return some, all
+}
+
+// contested reports whether the regions leaving (those with a row that
+// leaves their parallel state on event e) share e with a region that P's
+// rule, taken once no region took e, would not wait for rightly (see
+// above); rows are the spec's, regions every region.
+func contested(e string, leaving []*specRegion, rows []spec.Transition, regions []*specRegion, regionOf map[string]*specRegion) bool {
+	first := leaving[0]
+	for _, r := range leaving {
+		if r.place < first.place {
+			first = r
+		}
+	}
+	for _, o := range regions {
+		if o.top != first.par || o.groups != nil || o.host != nil {
+			continue // refused where they take e (see check)
+		}
+		if slices.Contains(leaving, o) {
+			// Its rules for e that do not leave, in its other states,
+			// preempt an earlier region's rule that leaves where it is
+			// P's: only the first region's may move.
+			if !movesOnly(o, e, rows) || o != first && staysOn(o, e, rows, regionOf) {
+				return true
+			}
+			continue
+		}
+		if regionTakes(o, e, rows) != "" && (o.place > first.place || !movesOnly(o, e, rows)) {
+			return true
+		}
+	}
+	return false
+}
+
+// staysOn reports whether a state of region o has a rule for event e
+// that does not leave o's parallel state (a branch of one), or a list
+// entry for it; rows are the spec's.
+func staysOn(o *specRegion, e string, rows []spec.Transition, regionOf map[string]*specRegion) bool {
+	if regionTakes(o, e, nil) != "" {
+		return true // a list entry
+	}
+	for _, t := range rows {
+		if !slices.ContainsFunc(t.On, func(n spec.String) bool { return n.Value == e }) || !slices.ContainsFunc(t.From, func(n spec.String) bool { return o.names[n.Value] }) {
+			continue
+		}
+		if some, all := leavesFor(&t, o, regionOf); !some || !all || staysBy(&t) || len(t.Guards) > 0 && slices.ContainsFunc(t.Guards, func(br spec.Branch) bool { return !br.To.Set }) {
+			return true
+		}
+	}
+	return false
+}
+
+// keeps reports whether the rows of parallel state par that leave it on
+// one of events ons stay their regions' (see keep).
+func (l *leaving) keeps(par string, ons []spec.String) bool {
+	return slices.ContainsFunc(ons, func(e spec.String) bool { return l.kept[par][e.Value] })
+}
+
+// standIn turns row t, which leaves its parallel state by the branches of
+// its guards at the positions leave (by itself, without guards), into
+// its region's row (see mixed).
+func (l *leaving) standIn(t *spec.Transition, leave map[diag.Pos]bool) {
+	if len(t.Guards) > 0 {
+		l.mixed(t, leave)
+		return
+	}
+	t.Outcome = spec.Outcome{Ignore: spec.Bool{Value: true, Pos: t.Pos, Set: true}}
+	l.passes[t.Pos] = true
+}
+
+// staysBy reports whether a branch of row t's guards stays in its state
+// without a target (its content runs there): the branch is its region's
+// rule, which SCXML runs beside another region's (see mixed).
+func staysBy(t *spec.Transition) bool {
+	return slices.ContainsFunc(t.Guards, func(br spec.Branch) bool { return stays(br.Outcome) })
+}
+
+// stays reports whether outcome o stays in its state without a target:
+// neither ignores nor rejects the event.
+func stays(o spec.Outcome) bool { return !o.To.Set && !o.Ignore.Set && !o.Reject.Set }
+
+// besideNone reports, named, the rules for event e without a target of a
+// region of parallel state p beside a row of list, kept by its region
+// (see keep), that leaves p from another region: SCXML runs such a rule
+// beside the one that leaves (its exit set is empty, it conflicts with
+// none, SCXML 1.0 §3.13, removeConflictingTransitions), where fsmgen
+// takes the first alone; it reports false when it found one. rows are
+// the spec's, label names a row of list.
+func (l *leaving) besideNone(p *spec.State, e string, list []leaveRow, rows []spec.Transition, regions []*specRegion, label func(leaveRow) string, diags *diag.List) bool {
+	ok := true
+	for _, o := range regions {
+		i := slices.IndexFunc(list, func(lr leaveRow) bool { return lr.r != o })
+		if o.top != p || i < 0 {
+			continue
+		}
+		for _, t := range rows {
+			if !slices.ContainsFunc(t.On, func(n spec.String) bool { return n.Value == e }) || !slices.ContainsFunc(t.From, func(n spec.String) bool { return o.names[n.Value] }) {
+				continue
+			}
+			pos := diag.Pos{}
+			if len(t.Guards) == 0 && stays(t.Outcome) {
+				pos = t.Pos
+			}
+			for _, br := range t.Guards {
+				if pos == (diag.Pos{}) && stays(br.Outcome) {
+					pos = br.Pos
+				}
+			}
+			if pos != (diag.Pos{}) {
+				var from []string
+				for _, n := range t.From {
+					from = append(from, n.Value)
+				}
+				diags.Errorf(pos, "rule of %s for %s, in region %s, stays without a target, and rule %s leaves parallel state %s from region %s: SCXML runs a transition without a target beside one that leaves (it exits nothing and conflicts with none, SCXML 1.0 §3.13, removeConflictingTransitions), which fsmgen does not write yet; give the rule a target, ignore %s there, or give the events different names", strings.Join(from, ", "), e, o.root.Name.Value, label(list[i]), p.Name.Value, list[i].r.root.Name.Value, e)
+				ok = false
+			}
+		}
+	}
+	return ok
+}

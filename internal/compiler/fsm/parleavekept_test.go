@@ -60,9 +60,9 @@ transitions:
 func TestKeptRows(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name       string
+		name           string
 		rows, f, f2, l string
-		kept       bool
+		kept           bool
 	}{
 		{name: "no other region", kept: false},
 		{name: "an earlier region moves", rows: "  - {from: F, on: Go, to: F2}", kept: false},

@@ -98,16 +98,29 @@ func filled(ss []string) func(*jen.Group) {
 }
 
 // anyOf joins tests with ||, in their order: nil when there are none.
-func anyOf(tests []*jen.Statement) *jen.Statement {
-	var or *jen.Statement
+func anyOf(tests []*jen.Statement) *jen.Statement { return joined(tests, "||") }
+
+// allOf joins tests with &&, in their order: nil (a nil jen.Code, not a
+// nil *jen.Statement in one) when there are none.
+func allOf(tests []*jen.Statement) jen.Code {
+	if len(tests) == 0 {
+		return nil
+	}
+	return joined(tests, "&&")
+}
+
+// joined joins tests with the operator op, in their order: nil when there
+// are none.
+func joined(tests []*jen.Statement, op string) *jen.Statement {
+	var out *jen.Statement
 	for i, t := range tests {
 		if i == 0 {
-			or = t
+			out = t
 		} else {
-			or = jen.Add(or).Op("||").Add(t)
+			out = jen.Add(out).Op(op).Add(t)
 		}
 	}
-	return or
+	return out
 }
 
 // rt names an identifier of package fsmrt.

@@ -111,26 +111,17 @@ func (g *goGen) hostedRemember(q *fsm.State) []jen.Code {
 //
 //	tText < 0 && tPreview < 0
 func preempted(reg *fsm.Region, inv []*fsm.Region) jen.Code {
-	var test *jen.Statement
+	var tests []*jen.Statement
 	for _, o := range inv {
 		inside := false
 		for h := o.Host; h != nil; h = h.Host {
 			inside = inside || h == reg
 		}
-		if !inside {
-			continue
-		}
-		t := jen.Id(local("t", o)).Op("<").Lit(0)
-		if test == nil {
-			test = t
-		} else {
-			test = jen.Add(test).Op("&&").Add(t)
+		if inside {
+			tests = append(tests, jen.Id(local("t", o)).Op("<").Lit(0))
 		}
 	}
-	if test == nil {
-		return nil
-	}
-	return test
+	return allOf(tests)
 }
 
 // hostedPut returns what put checks of region reg of a parallel state

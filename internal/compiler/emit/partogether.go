@@ -311,18 +311,7 @@ func leadTest(inv []*fsm.Region, reg *fsm.Region, e *fsm.Event) jen.Code {
 	if leaves {
 		tests = append([]*jen.Statement{jen.Id("left").Op("<").Lit(0)}, tests...)
 	}
-	var and *jen.Statement
-	for i, t := range tests {
-		if i == 0 {
-			and = t
-		} else {
-			and = jen.Add(and).Op("&&").Add(t)
-		}
-	}
-	if and == nil {
-		return nil
-	}
-	return and
+	return allOf(tests)
 }
 
 func reversed(regs []*fsm.Region) []*fsm.Region {

@@ -180,7 +180,7 @@ func (b *builder) cells() {
 				continue
 			}
 			c := &Cell{State: s, Event: e, Rules: p.rules}
-			if len(p.rules) == 1 && p.rules[0].Kind != Transition {
+			if len(p.rules) == 1 && p.rules[0].Kind != Transition && p.rules[0].Guard == nil {
 				s.Refuses = append(s.Refuses, c)
 			} else {
 				s.Handles = append(s.Handles, c)

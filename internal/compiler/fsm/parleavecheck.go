@@ -35,19 +35,6 @@ func (l *leaving) check(p *spec.State, e string, list []leaveRow, rows []spec.Tr
 	if l.kept[p.Name.Value][e] && !l.besideNone(p, e, list, rows, regions, label, diags) {
 		return false
 	}
-	for _, lr := range list {
-		for _, a := range around(lr.r.root, lr.src.Value) {
-			listed := slices.ContainsFunc(listEntries(a), func(n spec.String) bool { return n.Value == e || n.Value == "*" })
-			if listed || hasRow(a, e, rows) {
-				diags.Errorf(lr.src.Pos, "rule %s leaves parallel state %s, and %s, around %s in region %s, has a rule or a list entry for %s too, which %s would take inside the region: fsmgen does not write both yet; write %s's rule on the states inside %s instead", label(lr), p.Name.Value, a.Name.Value, lr.src.Value, lr.r.root.Name.Value, e, lr.src.Value, a.Name.Value, a.Name.Value)
-				ok = false
-			}
-		}
-		if s := stateNamed(lr.r.root, lr.src.Value); s != nil && slices.ContainsFunc(listEntries(s), func(n spec.String) bool { return n.Value == "*" }) {
-			diags.Errorf(lr.src.Pos, "rule %s leaves parallel state %s, and %s resolves every other event by its \"*\" list, which fsmgen would let take %s inside the region: list the events %s ignores or rejects by name", label(lr), p.Name.Value, lr.src.Value, e, lr.src.Value)
-			ok = false
-		}
-	}
 	for _, n := range listEntries(p) {
 		if n.Value == "*" || n.Value == e && slices.ContainsFunc(p.Defer, func(d spec.String) bool { return d.Value == e }) {
 			diags.Errorf(n.Pos, "parallel state %s defers %s or resolves every other event by a \"*\" list, and rule %s leaves it on %s: fsmgen does not write both yet; write %s's own rule for %s as a row", p.Name.Value, e, label(first), e, p.Name.Value, e)

@@ -30,7 +30,9 @@ import (
 
 // keep records, before the rows are taken, the events of each parallel
 // state whose rows that leave it the regions keep (see above): where a
-// row leaves by some branches and stays by others, where a region of P
+// row leaves by some branches and stays by others, where its source or
+// a state around it inside the region has a rule or a list entry for
+// the event too (the region's chain tries them after the row), where a region of P
 // with a rule or a list entry for the event does anything but move
 // within itself or reject it before the first region that leaves, or
 // comes after it, and where a region that leaves P on the event but not
@@ -70,7 +72,7 @@ func (l *leaving) keep(rows []spec.Transition, regions []*specRegion, regionOf m
 				if !slices.Contains(u.regs, r) {
 					u.regs = append(u.regs, r)
 				}
-				u.mixed = u.mixed || !all || staysBy(&t)
+				u.mixed = u.mixed || !all || staysBy(&t) || aroundTakes(r, n.Value, e.Value, rows)
 				span = append(span, k)
 			}
 		}
@@ -152,6 +154,21 @@ func contested(e string, leaving []*specRegion, rows []spec.Transition, regions 
 		}
 	}
 	return false
+}
+
+// aroundTakes reports whether state src of region r, a row of which
+// leaves r's parallel state on event e, has a list entry for e beside
+// the row ("*" too), or a state around it inside r a rule or list entry
+// for e: the region's chain, which the region keeps (see keep), tries
+// them after the row; rows are the spec's.
+func aroundTakes(r *specRegion, src, e string, rows []spec.Transition) bool {
+	named := func(n spec.String) bool { return n.Value == e || n.Value == "*" }
+	if s := stateNamed(r.root, src); s != nil && slices.ContainsFunc(listEntries(s), named) {
+		return true
+	}
+	return slices.ContainsFunc(around(r.root, src), func(a *spec.State) bool {
+		return slices.ContainsFunc(listEntries(a), named) || hasRow(a, e, rows)
+	})
 }
 
 // staysOn reports whether a state of region o has a rule for event e

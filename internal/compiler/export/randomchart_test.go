@@ -575,11 +575,11 @@ func (g *chartGen) chart() string {
 		if g.chance(0.35) {
 			guard = g.guard(s)
 		}
-		to := g.target(s)
+		e, to := g.event(s), g.target(s) // (in the order the charts before drew them)
 		if out := g.leaving(s); out != "" {
 			to = out
 		}
-		g.row(s, g.event(s), to, guard)
+		g.row(s, e, to, guard)
 	}
 	for _, q := range g.nodes() {
 		if q.group {

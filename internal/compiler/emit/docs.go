@@ -193,8 +193,13 @@ func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
 		for _, c := range s.Handles {
 			if c.Fallback != nil {
 				as := "the wildcard row"
-				if c.Fallback.Owner != nil {
+				switch {
+				case c.Fallback.Owner != nil:
 					as = c.Fallback.Owner.Name
+				case s.Region != nil:
+					// (a region's stand-in for the "*" row: the event
+					// goes on to the parallel state)
+					as = s.Region.Parallel.Name
 				}
 				note = append(note, c.Event.Name+", if no guard holds, as "+as)
 			}

@@ -75,8 +75,12 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 						leaving = append(leaving, r.Leaves)
 					}
 					set := jen.Id("left").Op("=").Lit(r.Leaves.Index)
-					if test := leadTest(inv, reg, e); test != nil {
-						return []jen.Code{jen.If(test).Block(set)}
+					if test, ignores := leadTest(inv, reg, e); test != nil {
+						why := "No region before " + reg.Root.Name + " took a transition."
+						if ignores {
+							why = "No region before " + reg.Root.Name + " took a transition (an ignore drops nothing)."
+						}
+						return []jen.Code{jen.If(test).Block(jen.Comment(why), set)}
 					}
 					return []jen.Code{set}
 				}
@@ -272,12 +276,13 @@ func (g *goGen) ruleSwitch(reg *fsm.Region, e *fsm.Event, body func(*fsm.Rule) [
 // leadTest is the test under which a branch of region reg's chain for e
 // that leaves the parallel state (Rule.Leaves) is taken: no region of inv
 // picked before reg took a transition or stopped at such a branch (an
-// ignore or a deferral conflicts with none); nil when none may.
+// ignore or a deferral conflicts with none); nil when none may. It
+// reports whether the test lets a region's ignore through.
 //
 //	if tPump < 0 { left = 5 }
-func leadTest(inv []*fsm.Region, reg *fsm.Region, e *fsm.Event) jen.Code {
+func leadTest(inv []*fsm.Region, reg *fsm.Region, e *fsm.Event) (jen.Code, bool) {
 	var tests []*jen.Statement
-	leaves := false
+	leaves, ignored := false, false
 	for _, o := range fsm.PickOrder(inv) {
 		if o == reg {
 			break
@@ -304,14 +309,14 @@ func leadTest(inv []*fsm.Region, reg *fsm.Region, e *fsm.Event) jen.Code {
 		}
 		none := jen.Id(local("t", o)).Op("<").Lit(0)
 		if len(ignores) > 0 {
-			none = jen.Parens(anyOf(append([]*jen.Statement{none}, ignores...)))
+			none, ignored = jen.Parens(anyOf(append([]*jen.Statement{none}, ignores...))), true
 		}
 		tests = append(tests, none)
 	}
 	if leaves {
 		tests = append([]*jen.Statement{jen.Id("left").Op("<").Lit(0)}, tests...)
 	}
-	return allOf(tests)
+	return allOf(tests), ignored
 }
 
 func reversed(regs []*fsm.Region) []*fsm.Region {

@@ -127,8 +127,9 @@ func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 // one whose composite state's done transition leaves the history's state
 // (see remembered), or a final state of the region, remembered by the
 // history of the region's own state, whose parallel state (a parallel
-// state inside a region among them) has a done transition, taken when
-// every other region is final too (SCXML 1.0 §3.4 and §3.13).
+// state inside a region, or one nested as a region that holds it, among
+// them) has a done transition, taken when every other region is final too
+// (SCXML 1.0 §3.4 and §3.13).
 func resumesEnd(v *Rule) bool {
 	to := v.To
 	if to == nil || to.Region == nil {
@@ -137,9 +138,12 @@ func resumesEnd(v *Rule) bool {
 	if to.Settles() {
 		return !to.Eventless()
 	}
-	owner := to.Region.Parallel
-	if to.Region.Within != nil {
-		owner = to.Region.Within
+	if !slices.Contains(to.Region.Finals, to) {
+		return false
 	}
-	return owner.Completion != nil && slices.Contains(to.Region.Finals, to)
+	if w := to.Region.Within; w != nil {
+		return w.Completion != nil
+	}
+	// (the parallel states nested as regions that hold the region too)
+	return len(to.Region.Completions()) > 0
 }

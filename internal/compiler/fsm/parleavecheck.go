@@ -8,11 +8,12 @@ import (
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
 
-// This file checks that the rows that leave a parallel state from inside
-// a region (see parleave.go) may be written as the parallel state's.
+// This file checks the rows that leave a parallel state from inside a
+// region (see parleave.go) for what fsmgen does not write yet.
 
-// check reports whether the rows list of parallel state p for event e
-// may be written as p's (see above), naming what refuses them.
+// check reports whether fsmgen writes the rows list of parallel state p
+// for event e (as p's rules, or kept by their regions: see
+// parleavekept.go), naming what refuses them.
 func (l *leaving) check(p *spec.State, e string, list []leaveRow, rows []spec.Transition, regions []*specRegion, diags *diag.List) bool {
 	ok := true
 	first := list[0]

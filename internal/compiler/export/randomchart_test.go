@@ -49,7 +49,6 @@ type rnode struct {
 	final       bool
 	transient   bool // left at once by eventless rows
 	hosted      bool // a parallel state inside a region
-	listed      bool // a top-level state whose ignore list names the events (see leaving)
 	group       bool // a parallel state nested as a region (randomgroup_test.go)
 	mustRest    bool // its done transition's guards end without an else
 	ignore      []string
@@ -399,8 +398,7 @@ func (g *chartGen) target(n *rnode) string {
 // outside P, or P itself, which the row leaves P for (P holds no parallel
 // state inside a region or nested as a region; drawn from a stream
 // of its own, so the charts are otherwise those of the seed before); ""
-// otherwise. A top-level P then ignores the events it has no row for by
-// name: fsmgen refuses a "*" list beside a row that leaves it.
+// otherwise.
 func (g *chartGen) leaving(n *rnode) string {
 	reg := n.region()
 	if reg == nil || g.out.Float64() >= 0.2 {
@@ -416,7 +414,6 @@ func (g *chartGen) leaving(n *rnode) string {
 			can = append(can, s.name)
 		}
 	}
-	p.top().listed = true
 	return can[g.out.IntN(len(can))]
 }
 

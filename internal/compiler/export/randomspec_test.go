@@ -96,13 +96,13 @@ func (g *chartGen) writeNode(b *strings.Builder, n *rnode, indent string, initia
 		lines = append(lines, "exit: "+n.name+"Out")
 		actions = append(actions, n.name+"Out")
 	}
-	if n.parent == nil && g.star == "" && !n.listed {
+	if n.parent == nil && g.star == "" {
 		lines = append(lines, `ignore: "*"`)
 	} else if n.parent == nil {
 		// What it has no row for, but the "*" row's event.
 		var ignore []string
 		for _, e := range g.events {
-			if (e != g.star || g.star == "") && !g.taken[n.name+" "+e] {
+			if e != g.star && !g.taken[n.name+" "+e] {
 				ignore = append(ignore, e)
 			}
 		}

@@ -167,7 +167,9 @@ func (b *builder) cells() {
 			if b.rows[s.Index] != nil {
 				p = b.rows[s.Index][e.Index]
 			}
-			if p == nil {
+			if p == nil && !b.par.covers(s, e) {
+				// (a parallel state's "*" list takes no event one of
+				// its regions always takes)
 				p = b.others(s, e)
 			}
 			if p == nil {

@@ -14,8 +14,9 @@ import (
 // ownBranches takes parallel state p's own rule for event e out of the
 // spec's rows and p's lists, and returns it as the last branches of the
 // row that leaves p (see merge): its branches, or its outcome as the
-// else branch; its ignore or reject list entry as an else branch. None
-// when p has neither: the event then goes where p's would.
+// else branch; its ignore or reject list entry (by name, else "*") as an
+// else branch. None when p has neither: the event then goes where p's
+// would.
 func ownBranches(outer *spec.File, p *spec.State, e string) []spec.Branch {
 	par := p.Name.Value
 	var out []spec.Branch
@@ -57,6 +58,17 @@ func ownBranches(outer *spec.File, p *spec.State, e string) []spec.Branch {
 			return []spec.Branch{{Pos: s.Ignore.Pos, Else: spec.Bool{Value: true, Pos: s.Ignore.Pos, Set: true}, Outcome: *s}}
 		}
 		return []spec.Branch{{Pos: s.Reject.Pos, Else: spec.Bool{Value: true, Pos: s.Reject.Pos, Set: true}, Outcome: *s}}
+	}
+	// Its "*" list, which takes every event p has no rule or list entry
+	// for by name: e too, as the row's last branch.
+	star := func(n spec.String) bool { return n.Value == "*" }
+	if i := slices.IndexFunc(p.Ignore, star); i >= 0 {
+		pos := p.Ignore[i].Pos
+		return []spec.Branch{{Pos: pos, Else: spec.Bool{Value: true, Pos: pos, Set: true}, Outcome: spec.Outcome{Ignore: spec.Bool{Value: true, Pos: pos, Set: true}}}}
+	}
+	if i := slices.IndexFunc(p.Reject, star); i >= 0 {
+		pos := p.Reject[i].Pos
+		return []spec.Branch{{Pos: pos, Else: spec.Bool{Value: true, Pos: pos, Set: true}, Outcome: spec.Outcome{Reject: spec.String{Value: fmt.Sprintf("%s is not accepted in state %s", e, par), Pos: pos, Set: true}}}}
 	}
 	return nil
 }

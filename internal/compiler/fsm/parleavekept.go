@@ -30,16 +30,16 @@ import (
 
 // keep records, before the rows are taken, the events of each parallel
 // state whose rows that leave it the regions keep (see above): where a
-// row leaves by some branches and stays by others, where its source or
-// a state around it inside the region has a rule or a list entry for
-// the event too (the region's chain tries them after the row), where a region of P
-// with a rule or a list entry for the event does anything but move
-// within itself or reject it before the first region that leaves, or
-// comes after it, and where a region that leaves P on the event but not
-// last does anything but move or leave in its other states. A row for
-// several events kept for one is kept for all, and so are the others'
-// rows for those events: the rows of one event are written one way.
-// rows are the spec's.
+// row leaves by some branches and stays by others; where its source or a
+// state around it inside the region has a rule or a list entry for the
+// event too (the region's chain tries them after the row); where a region
+// of P with a rule or a list entry for the event comes after the first
+// region that leaves, or before it does anything but move within itself
+// or reject the event; and where a region that leaves does anything but
+// move or leave in its other states, or, after the first, anything but
+// leave (see contested). A row for several events kept for one is kept
+// for all, and so are the others' rows for those events: the rows of one
+// event are written one way. rows are the spec's.
 func (l *leaving) keep(rows []spec.Transition, regions []*specRegion, regionOf map[string]*specRegion) {
 	type key struct{ par, e string }
 	type use struct {

@@ -118,9 +118,10 @@ func wayKey(w *Way) string {
 // combine returns the ways of the regions' picks ch: a region that
 // rejects the event refuses it (the regions after it test nothing); the
 // first branch that leaves the parallel state, where no region before it
-// took a transition, is its rule's; the transitions taken are one step; ignored by all that have a rule, the
-// first ignore; deferred by all that have a rule, the first deferral;
-// with no rule in any region, the parallel state's own.
+// took a transition, is its rule's; the transitions taken are one step;
+// ignored by all that have a rule, the first ignore; deferred by all
+// that have a rule, the first deferral; with no rule in any region, the
+// parallel state's own.
 func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch []pick) []regionWay {
 	var tests []Test
 	var moves, ignores, defers []*Rule

@@ -205,10 +205,27 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		// the parallel state's done event is raised only in a step that
 		// took one of those: a step of other rules (one without a target,
 		// say) leaves a parallel state resting with every region final
-		// at rest.
-		take = append(take, g.completionOf(inv[0].Parallel, nil, func(q *fsm.State) jen.Code {
-			return tookEnding(q, inv, e)
-		}, !ends && len(hosts) == 0 && len(settling) == 0))
+		// at rest. So it is where the regions' eventless rules may have
+		// ended one too, unless every region was final before the step
+		// (a region in a final state takes no eventless rule).
+		own := !ends && len(hosts) == 0 && len(settling) == 0
+		var was jen.Code
+		if !ends && len(hosts) == 0 && len(settling) > 0 && !ordered(p) && p.RestsFinal() {
+			own, was = true, jen.Id("wasFinal")
+			take = slices.Insert(take, 0, jen.Code(jen.Id("wasFinal").Op(":=").Add(allFinal(p, nil))))
+		}
+		take = append(take, g.completionOf(p, nil, func(q *fsm.State) jen.Code {
+			took := tookEnding(q, inv, e)
+			switch {
+			case q == p && was != nil && took == nil:
+				return jen.Op("!").Add(was)
+			case q == p && was != nil:
+				return jen.Parens(jen.Add(took).Op("||").Op("!").Add(was))
+			case took == nil:
+				return nil
+			}
+			return jen.Parens(took)
+		}, own))
 	}
 	if moves || !ignores {
 		take = append(take, jen.Return(core().Dot("Finish").Call()))
@@ -347,7 +364,7 @@ func (g *goGen) readsFrom(reg *fsm.Region, e *fsm.Event) bool {
 
 // tookEnding is the test that the rule a region of q among inv picked for
 // e (its local t) enters a final leaf of it, nil when none may.
-func tookEnding(q *fsm.State, inv []*fsm.Region, e *fsm.Event) jen.Code {
+func tookEnding(q *fsm.State, inv []*fsm.Region, e *fsm.Event) *jen.Statement {
 	var test *jen.Statement
 	for _, reg := range inv {
 		if !slices.Contains(q.Regions, reg) {
@@ -370,8 +387,5 @@ func tookEnding(q *fsm.State, inv []*fsm.Region, e *fsm.Event) jen.Code {
 			}
 		}
 	}
-	if test == nil {
-		return nil
-	}
-	return jen.Parens(test)
+	return test
 }

@@ -248,13 +248,15 @@ func (p *State) DoneOrder() []*State {
 
 // raisedDone returns the states of DoneOrder whose done events a step of
 // p's regions from configuration before to after raises: those whose
-// regions are all final after it, but for a nested one whose guards may
-// all fail that rested so before (its done event is raised only by the
-// step that ends the last of its regions).
-func (p *State) raisedDone(before, after []*State) []*State {
+// regions are all final after it, but for one whose guards may all fail
+// that rested so before (its done event is raised only by the step that
+// ends the last of its regions), and p itself where no rule of the step
+// entered a final state of its regions again (entered; SCXML 1.0 §3.13
+// raises a done event on entering a final state).
+func (p *State) raisedDone(before, after []*State, entered bool) []*State {
 	var out []*State
 	for _, q := range p.DoneOrder() {
-		if allFinal(q, after) && (q == p || !q.RestsFinal() || before == nil || !allFinal(q, before)) {
+		if allFinal(q, after) && (q == p && entered || !q.RestsFinal() || before == nil || !allFinal(q, before)) {
 			out = append(out, q)
 		}
 	}

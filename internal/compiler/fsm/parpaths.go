@@ -237,7 +237,14 @@ func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []re
 		if q := hostDone(p, after); q != nil {
 			return m.takeHostDone(p, w, after, q, nil)
 		}
-		if done := p.raisedDone(w.Config, after); len(done) > 0 {
+		// Whether the step entered a final state of p's regions (or p,
+		// with its regions' leaves).
+		entered := slices.ContainsFunc(w.Rules, func(r *Rule) bool {
+			return r.To != nil && r.To.Ends() && p.Contains(r.To) || slices.ContainsFunc(r.Entries, func(run *Run) bool {
+				return run.State == p || run.State.Ends() && p.Contains(run.State)
+			})
+		})
+		if done := p.raisedDone(w.Config, after, entered); len(done) > 0 {
 			return m.complete(p, w, after, done)
 		}
 		return []regionWay{{way: w, after: after}}

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
-	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
 
 // fallbackSpec is a composite state C whose rule for E moves to B; A,
@@ -44,10 +43,7 @@ func TestGuardedRefusalFallsBack(t *testing.T) {
 	for _, outcome := range []string{"ignore: true", "reject: not now", "to: A"} {
 		t.Run(outcome, func(t *testing.T) {
 			t.Parallel()
-			sf, diags := spec.Parse("flat.yaml", []byte(strings.Replace(fallbackSpec, "%OUTCOME%", outcome, 1)))
-			require.False(t, diags.HasErrors(), "%s", diags)
-			m, diags := fsm.Build(sf, fsm.Env{})
-			require.NotNil(t, m, "%s", diags)
+			m, diags := built(t, "flat.yaml", strings.Replace(fallbackSpec, "%OUTCOME%", outcome, 1))
 			require.Empty(t, diags, "no error, no warning")
 			var a *fsm.State
 			for _, s := range m.States {

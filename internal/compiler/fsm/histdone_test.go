@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
@@ -199,15 +200,23 @@ func TestRootHistoryBesideDone(t *testing.T) {
 // and its witness paths by the label of the rule each fires.
 func witnessPaths(t *testing.T, name string, src []byte) (*fsm.Machine, map[string]*fsm.Path) {
 	t.Helper()
-	sf, diags := spec.Parse(name, src)
-	require.False(t, diags.HasErrors(), "%s", diags)
-	m, diags := fsm.Build(sf, fsm.Env{})
-	require.NotNil(t, m, "%s", diags)
+	m, _ := built(t, name, string(src))
 	paths := map[string]*fsm.Path{}
 	for _, p := range m.Paths {
 		paths[p.Rule.Label] = p
 	}
 	return m, paths
+}
+
+// built parses and builds spec src, which must parse and build, and
+// returns the machine and what the build reported.
+func built(t *testing.T, name, src string) (*fsm.Machine, diag.List) {
+	t.Helper()
+	sf, diags := spec.Parse(name, []byte(src))
+	require.False(t, diags.HasErrors(), "%s", diags)
+	m, diags := fsm.Build(sf, fsm.Env{})
+	require.NotNil(t, m, "%s", diags)
+	return m, diags
 }
 
 // labels returns the labels of the rules way w takes, in order.

@@ -6,14 +6,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
-	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
 
 // keptSpec is a parallel state On of regions First, Mid and Last, whose
-// state M leaves On on Go (M2 does not); the other regions' rows are inserted where
-// %ROWS% stands and their lists where %F%, %F2% and %L% stand.
+// state M leaves On on Go (M2 does not); the other regions' rows are
+// inserted where %ROWS% stands and their lists where %F%, %F2% and %L%
+// stand.
 const keptSpec = `version: 2
 machine: Kept
 package: kept
@@ -76,10 +74,7 @@ func TestKeptRows(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			src := strings.NewReplacer("%ROWS%", tc.rows, "%F%", tc.f, "%F2%", tc.f2, "%L%", tc.l).Replace(keptSpec)
-			sf, diags := spec.Parse("kept.yaml", []byte(src))
-			require.False(t, diags.HasErrors(), "%s", diags)
-			m, diags := fsm.Build(sf, fsm.Env{})
-			require.NotNil(t, m, "%s", diags)
+			m, diags := built(t, "kept.yaml", src)
 			require.False(t, diags.HasErrors(), "%s", diags)
 			var chain []string
 			for _, reg := range m.Regions {

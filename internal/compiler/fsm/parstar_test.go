@@ -6,9 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
-	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
 
 // starSpec is a parallel state On, left on Stop, whose "*" list is
@@ -50,10 +47,7 @@ func TestParallelStarList(t *testing.T) {
 	for _, list := range []string{"ignore", "reject"} {
 		t.Run(list, func(t *testing.T) {
 			t.Parallel()
-			sf, diags := spec.Parse("star.yaml", []byte(strings.Replace(starSpec, "%LIST%", list, 1)))
-			require.False(t, diags.HasErrors(), "%s", diags)
-			m, diags := fsm.Build(sf, fsm.Env{})
-			require.NotNil(t, m, "%s", diags)
+			m, diags := built(t, "star.yaml", strings.Replace(starSpec, "%LIST%", list, 1))
 			require.Empty(t, diags)
 			var on []string
 			for _, r := range m.Rules {

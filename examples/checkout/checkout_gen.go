@@ -28,8 +28,8 @@ import (
 
 // This file needs the package fsmrt of the fsmgen that wrote it.
 const (
-	_ = fsmrt.RegenerateWithNewerFsmgen(6 - fsmrt.MinVersion)
-	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 6)
+	_ = fsmrt.RegenerateWithNewerFsmgen(7 - fsmrt.MinVersion)
+	_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 7)
 )
 
 // StateKind identifies a state of the Checkout machine. The zero StateKind is

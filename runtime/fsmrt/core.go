@@ -94,6 +94,30 @@ func (c *Core[S, E, A]) Ignore(i int) error {
 	return c.Finish()
 }
 
+// Beside tells the observer of rule i, an ignore that a region of a
+// parallel state takes in the step of the other regions' rules: a step
+// that changes nothing. HandleEvent stays busy while the observer runs.
+func (c *Core[S, E, A]) Beside(i int) {
+	if c.obs != nil {
+		busy := c.Busy
+		c.Busy = true
+		c.observe(i, c.State)
+		c.Busy = busy
+	}
+}
+
+// IgnoreAll takes the ignores the regions of a parallel state picked, in
+// document order, when no region took a transition: rules[k] is region
+// k's, or -1 where it picked none.
+func (c *Core[S, E, A]) IgnoreAll(rules ...int) error {
+	for _, i := range rules {
+		if i >= 0 {
+			c.Beside(i)
+		}
+	}
+	return nil
+}
+
 // Reject takes rule i, which refuses its event: it returns the
 // *RejectedError HandleEvent returns.
 func (c *Core[S, E, A]) Reject(i int) error {

@@ -27,8 +27,8 @@ package fsmrt
 // do not match:
 //
 //	const (
-//		_ = fsmrt.RegenerateWithNewerFsmgen(6 - fsmrt.MinVersion)
-//		_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 6)
+//		_ = fsmrt.RegenerateWithNewerFsmgen(7 - fsmrt.MinVersion)
+//		_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 7)
 //	)
 //
 // A file older than MinVersion fails with "constant -1 overflows
@@ -45,8 +45,10 @@ const (
 	// (fsmtest.Way.After), for the constants rules set; version 5's
 	// machines may remember histories (Desc.History, SaveHistory,
 	// LoadStateHistory); version 6's may defer events (RuleDefer,
-	// Desc.DeferLimit, Core.Defer, Recall, SaveDeferred, LoadDeferred).
-	GenVersion = 6
+	// Desc.DeferLimit, Core.Defer, Recall, SaveDeferred, LoadDeferred);
+	// version 7's tell the observer of a region's ignore beside other
+	// regions' rules (Core.Beside, Core.IgnoreAll).
+	GenVersion = 7
 	// MinVersion is the oldest version of generated code this package
 	// supports.
 	MinVersion = 3

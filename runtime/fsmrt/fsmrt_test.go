@@ -93,6 +93,33 @@ func TestCoreSteps(t *testing.T) {
 	assert.ErrorContains(t, c.Reentrant(), "toy: HandleEvent called from")
 }
 
+// TestCoreBeside checks the steps of the ignores that regions of a
+// parallel state take: beside a transition (Beside leaves the busy flag
+// as it found it) and all together (IgnoreAll, which skips a region that
+// picked none).
+func TestCoreBeside(t *testing.T) {
+	c := fsmrt.NewCore(&desc, 2)
+	var steps []fsmrt.Step[stateKind, eventKind]
+	c.SetObserver(func(s fsmrt.Step[stateKind, eventKind]) {
+		assert.True(t, c.Busy, "the observer runs while the step is handed out")
+		steps = append(steps, s)
+	})
+	c.Beside(1)
+	assert.False(t, c.Busy, "an ignore alone starts no step")
+	c.Start(0, 2)
+	c.Beside(1)
+	assert.True(t, c.Busy, "beside a transition the step goes on")
+	require.NoError(t, c.Finish())
+	require.NoError(t, c.IgnoreAll(-1, 1, 1))
+	assert.False(t, c.Busy)
+	step := fsmrt.Step[stateKind, eventKind]{From: 2, Event: 1, Rule: 1, To: 2}
+	assert.Equal(t, []fsmrt.Step[stateKind, eventKind]{step, {From: 2, Event: 1, Rule: 0, To: 2}, step, step, step}, steps)
+
+	c.SetObserver(nil)
+	c.Beside(1)
+	assert.False(t, c.Busy, "without an observer there is nothing to tell")
+}
+
 func TestCoreErrors(t *testing.T) {
 	c := fsmrt.NewCore(&desc, 1)
 	var none *struct{ X int }

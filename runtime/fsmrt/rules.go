@@ -82,7 +82,9 @@ type Rule[S, E, A Kind] struct {
 
 // Step describes one step a machine takes: an event handled by a rule, or
 // an eventless rule of a transient state. A machine's observer is given
-// each step before the step's actions are handed to its Handler.
+// each step before the step's actions are handed to its Handler. In a
+// parallel state, each region's rule is a step of its own, an ignore
+// beside another region's transition included.
 type Step[S, E Kind] struct {
 	// From is the state before the step.
 	From S

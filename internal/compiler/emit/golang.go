@@ -182,8 +182,8 @@ func (g *goGen) genPackageDoc() {
 // were made for each other:
 //
 //	const (
-//		_ = fsmrt.RegenerateWithNewerFsmgen(6 - fsmrt.MinVersion)
-//		_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 6)
+//		_ = fsmrt.RegenerateWithNewerFsmgen(7 - fsmrt.MinVersion)
+//		_ = fsmrt.UpgradeFsmgenRuntime(fsmrt.MaxVersion - 7)
 //	)
 func (g *goGen) genVersion() {
 	g.f.Comment("// This file needs the package fsmrt of the fsmgen that wrote it.")

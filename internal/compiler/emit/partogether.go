@@ -124,9 +124,13 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		// The leaves the rules leave, which their exits test.
 		take = append(take, jen.List(froms...).Op(":=").List(fromVals...))
 	}
-	// The new leaves and the observer's steps.
+	// The new leaves and the observer's steps, a region's ignore among
+	// them.
 	for _, reg := range inv {
 		take = append(take, g.ruleSwitch(reg, e, func(r *fsm.Rule) []jen.Code {
+			if r.Kind == fsm.Ignore && r.Leaves == nil {
+				return []jen.Code{core().Dot("Beside").Call(jen.Lit(r.Index))}
+			}
 			if r.Kind != fsm.Transition {
 				return nil
 			}
@@ -140,20 +144,20 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		})...)
 	}
 	if ignores {
-		// Every region with a rule for the event ignores it.
-		var ign []jen.Code
-		for i, reg := range takers {
-			if i == len(takers)-1 {
-				ign = append(ign, jen.Return(core().Dot("Ignore").Call(jen.Id(local("t", reg)))))
-				break
-			}
-			ign = append(ign, jen.If(jen.Id(local("t", reg)).Op(">=").Lit(0)).Block(jen.Return(core().Dot("Ignore").Call(jen.Id(local("t", reg))))))
-		}
 		if !moves {
-			// No region moves: the event is ignored.
-			take = append(take[:0:0], ign...)
+			// Every region with a rule for the event ignores it.
+			take = []jen.Code{jen.Return(core().Dot("Ignore").Call(jen.Id(local("t", takers[0]))))}
+			if len(takers) > 1 {
+				var ts []jen.Code
+				for _, reg := range takers {
+					ts = append(ts, jen.Id(local("t", reg)))
+				}
+				take = []jen.Code{jen.Return(core().Dot("IgnoreAll").Call(ts...))}
+			}
 		} else {
-			take = append(take, jen.If(jen.Op("!").Add(core()).Dot("Busy")).Block(ign...))
+			// No region took a transition: the regions' ignores, told
+			// to the observer above, are all.
+			take = append(take, jen.If(jen.Op("!").Add(core()).Dot("Busy")).Block(jen.Return(jen.Nil())))
 		}
 	}
 	for _, part := range []string{"exits", "actions", "entries"} {

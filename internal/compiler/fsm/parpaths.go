@@ -118,8 +118,9 @@ func wayKey(w *Way) string {
 // combine returns the ways of the regions' picks ch: a region that
 // rejects the event refuses it (the regions after it test nothing); the
 // first branch that leaves the parallel state, where no region before it
-// took a transition, is its rule's; the transitions taken are one step;
-// ignored by all that have a rule, the first ignore; deferred by all
+// took a transition, is its rule's; the transitions taken are one step,
+// with the ignores of the regions beside them; ignored by all that have a
+// rule, their ignores; deferred by all
 // that have a rule, the first deferral; with no rule in any region, the
 // parallel state's own.
 func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch []pick) []regionWay {
@@ -152,20 +153,28 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 			break
 		}
 	}
+	var taken []*Rule // the ignores and transitions, in document order
+	var takers []*Region
 	for i, pk := range ch {
 		switch r := pk.rule; {
 		case r == nil || lead != nil:
-		case r.Kind == Ignore:
-			ignores = append(ignores, r)
 		case r.Kind == Defer:
 			defers = append(defers, r)
 		default:
-			moves = append(moves, r)
-			moved = append(moved, regs[i])
+			if r.Kind == Ignore {
+				ignores = append(ignores, r)
+			} else {
+				moves = append(moves, r)
+			}
+			taken, takers = append(taken, r), append(takers, regs[i])
 		}
 	}
 	switch {
 	case len(moves) > 0:
+		// The regions that ignore the event take their ignores in the
+		// step, as targetless rules (SCXML 1.0 §3.13: a targetless
+		// transition conflicts with none).
+		moves, moved = taken, takers
 		w := &Way{From: p, Event: e, Tests: tests, Rules: moves, To: p, Config: cfg, Regional: true}
 		after := slices.Clone(cfg)
 		for i, r := range moves {
@@ -183,7 +192,7 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 		}
 		return m.settle(p, w, after, p.raised(nil, targeted, after))
 	case len(ignores) > 0:
-		w := &Way{From: p, Event: e, Tests: tests, Rules: ignores[:1], To: p, Config: cfg, Regional: true}
+		w := &Way{From: p, Event: e, Tests: tests, Rules: ignores, To: p, Config: cfg, Regional: true}
 		return []regionWay{{way: w, after: cfg}}
 	case len(defers) > 0:
 		// A region's deferral, which no region's other rule overrides.

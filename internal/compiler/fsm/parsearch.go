@@ -193,7 +193,7 @@ func (m *Machine) parallelPaths(b *builder) {
 		if found[r.Index] == nil {
 			if r.From != nil && r.Event != nil && r.From.Region != nil && slices.ContainsFunc(r.From.Region.Leaves, func(l *State) bool { return active[l] && (l == r.From || r.From.Contains(l)) }) {
 				// Its state is reached: the event always goes elsewhere.
-				b.errorf(r.Pos, "rule %s can never fire: %s is reached, but in every configuration the machine reaches with it, another region decides %s first (a region's transition runs where another region ignores or leaves the event; a region inside decides before the states around it); remove the rule", r.Label, r.From.Name, r.Event.Name)
+				b.errorf(r.Pos, "rule %s can never fire: %s is reached, but in every configuration the machine reaches with it, another region decides %s first (a region that rejects it refuses it for the machine, a row that leaves the parallel state drops the other regions' rules, and a region of a parallel state inside decides before the states around it); remove the rule", r.Label, r.From.Name, r.Event.Name)
 				continue
 			}
 			b.errorf(r.Pos, "rule %s can never fire: no state that takes it can be reached from the initial state %s", r.Label, m.Initial.Name)

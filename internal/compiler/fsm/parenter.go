@@ -125,7 +125,7 @@ func (e *entering) outcome(o *spec.Outcome, pos diag.Pos, diags *diag.List) bool
 		diags.Errorf(o.To.Pos, "a transition from outside parallel state %s cannot target %s%s", r.top.Name.Value, o.To.Value, why)
 		return false
 	}
-	e.targets[pos] = name
+	e.targets[pos] = o.To.Value // (a history's name kept: see enterInside)
 	if !slices.Contains(r.entered, name) {
 		r.entered = append(r.entered, name)
 	}
@@ -144,10 +144,17 @@ func (e *entering) refusal(to spec.String, r *specRegion) string {
 	case len(r.groups) > 0:
 		g := r.groups[len(r.groups)-1].Name.Value
 		return ", inside parallel state " + g + " nested as a region of " + p + ", yet: fsmgen enters a state inside a region from outside only in a region of " + p + " itself; target " + p
-	case strings.HasSuffix(to.Value, historySuffix):
-		return ", the history of a state inside region " + r.root.Name.Value + ", yet; target " + strings.TrimSuffix(to.Value, historySuffix) + ", or give " + p + " a deep history and target that"
 	}
-	leaf := e.descend(e.states[to.Value])
+	var leaves []*spec.State
+	if name, ok := strings.CutSuffix(to.Value, historySuffix); ok {
+		h := e.states[name]
+		if h.History.Value == "" {
+			return ": state " + name + " has no history to enter; add \"history: shallow\" or \"history: deep\" to " + name
+		}
+		leaves = e.resumable(h)
+	} else {
+		leaves = []*spec.State{e.descend(e.states[to.Value])}
+	}
 	for _, other := range e.siblings(r) {
 		l := e.descend(other.root)
 		switch {
@@ -157,6 +164,17 @@ func (e *entering) refusal(to spec.String, r *specRegion) string {
 			return ": region " + other.root.Name.Value + " starts in transient state " + l.Name.Value + ", and fsmgen does not enter a parallel state whose regions start in a transient state through a state inside a region yet; target " + p
 		}
 	}
+	for _, leaf := range leaves {
+		if why := e.leafRefusal(leaf, r, p); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// leafRefusal says why fsmgen does not enter leaf, inside region r of
+// parallel state p, from outside p; "" when it does.
+func (e *entering) leafRefusal(leaf *spec.State, r *specRegion, p string) string {
 	switch {
 	case leaf.Parallel.Value:
 		return ": it is entered down to parallel state " + leaf.Name.Value + " inside region " + r.root.Name.Value + ", which fsmgen does not enter from outside " + p + " yet; target " + p
@@ -168,6 +186,32 @@ func (e *entering) refusal(to spec.String, r *specRegion) string {
 		return ": it is entered down to final state " + leaf.Name.Value + ", whose composite state has a done transition, and fsmgen does not take a done transition in the step that enters a region from outside " + p + " yet; target the state the done transition leads to"
 	}
 	return ""
+}
+
+// resumable returns the leaves a rule into the history of state h, inside
+// a region, may enter: h's initial leaf, and the leaves it resumes, those
+// of h's other children (a shallow history) or h's other leaves (a deep
+// one), but transient states, which are never remembered (see
+// remembered).
+func (e *entering) resumable(h *spec.State) []*spec.State {
+	out := []*spec.State{e.descend(h)}
+	add := func(l *spec.State) {
+		if !slices.Contains(out, l) && !l.Transient.Value {
+			out = append(out, l)
+		}
+	}
+	if h.History.Value == "shallow" {
+		for i := range h.States {
+			add(e.descend(&h.States[i]))
+		}
+		return out
+	}
+	walkStates(h, func(s *spec.State) {
+		if s != h && (len(s.States) == 0 || s.Parallel.Value) {
+			add(s)
+		}
+	})
+	return out
 }
 
 // siblings returns the regions of r's parallel state: the region that
@@ -229,28 +273,96 @@ func (b *builder) enteredStarts() []*State {
 
 // enterInside points each rule of machine m whose target was inside a
 // region (see entering) at that target, and its parallel state's entry
-// at the leaf the region is entered through (Run.Into).
+// at the leaf the region is entered through (Run.Into). A rule into the
+// history of a state inside a region gets a variant for each leaf the
+// history may resume (see historyVariants), numbered right after it, as
+// the variants of the machine's own rules into a history are; the rules
+// after them, the regions' included, are numbered on.
 func enterInside(m *Machine, e *entering, inRegion map[string]*State) {
 	if e == nil || len(e.targets) == 0 {
 		return
 	}
+	added := 0
+	var rules []*Rule
 	for _, r := range m.Rules {
+		rules = append(rules, r)
 		name, ok := e.targets[r.Pos]
 		if !ok || r.Source != nil || r.To == nil || r.To.Regions == nil {
 			continue
 		}
+		name, hist := strings.CutSuffix(name, historySuffix)
 		a := inRegion[name]
 		if a == nil || a.Region == nil || a.Region.Parallel != r.To {
 			continue
 		}
-		for _, run := range r.Entries {
-			if run.Entry && run.State == r.To {
-				run.Into = descend(a)
+		into(r, descend(a))
+		r.Target = a
+		if hist {
+			r.History = a
+			for _, c := range regionResumes(a) {
+				v := *r
+				v.Variants, v.Target, v.Resume = nil, c, c
+				v.Entries = slices.Clone(r.Entries)
+				into(&v, descend(c))
+				v.Actions = nil
+				for _, x := range r.Actions {
+					v.Actions = append(v.Actions, &Emit{Action: x.Action})
+				}
+				v.Label = RuleLabel(&v)
+				r.Variants = append(r.Variants, &v)
+				rules = append(rules, &v)
+				added++
 			}
 		}
-		r.Target = a
 		r.Label = RuleLabel(r)
 	}
+	if added == 0 {
+		return
+	}
+	m.Rules = rules
+	for i, r := range m.Rules {
+		r.Index = i
+	}
+	for _, r := range m.RegionRules() {
+		r.Index += added
+	}
+}
+
+// into points the entry of parallel state r.To that rule r runs at leaf
+// l, the leaf its region is entered through: a copy of the entry, which
+// r's variants share until then.
+func into(r *Rule, l *State) {
+	for i, run := range r.Entries {
+		if run.Entry && run.State == r.To {
+			cp := *run
+			cp.Into = l
+			r.Entries[i] = &cp
+		}
+	}
+}
+
+// regionResumes returns the states the history of state s, inside a
+// region, may resume other than its default (its initial child, down to
+// a leaf): its other children (shallow) or leaves (deep), but transient
+// states, which the machine never rests in (a final state whose done
+// transition leaves s is refused from outside: see leafRefusal).
+func regionResumes(s *State) []*State {
+	def := descend(s)
+	var out []*State
+	if s.History == HistoryShallow {
+		for _, c := range s.Children {
+			if c != s.InitialChild && !descend(c).Transient {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	for _, l := range s.Region.Leaves {
+		if s.Contains(l) && l != def && !l.Transient {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // Entered returns, for the entry of a parallel state that a rule into a
@@ -337,7 +449,11 @@ func (e *entering) across(t *spec.Transition, r *specRegion, diags *diag.List) b
 		if !o.To.Set || other == nil || other == r || other.par != r.par || other.host != nil || len(other.groups) > 0 {
 			return
 		}
-		if why := e.refusal(o.To, other); why != "" {
+		why := e.refusal(o.To, other)
+		if why == "" && strings.HasSuffix(o.To.Value, historySuffix) {
+			why = ", the history of a state inside region " + other.root.Name.Value + ", yet; target " + name
+		}
+		if why != "" {
 			diags.Errorf(o.To.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s, which it would leave and enter again%s", r.root.Name.Value, o.To.Value, other.root.Name.Value, r.par.Name.Value, why)
 			bad = true
 			return

@@ -152,16 +152,34 @@ func (g *goGen) genMacro() {
 	}
 }
 
-// restlessEntry returns the parallel state rule r enters anew, through
-// the initial state of its regions, when one of them starts in a state it
-// never rests in (a transient state); nil otherwise.
+// restlessEntry returns the parallel state rule r enters anew when one of
+// its regions starts in a state it never rests in (a transient state):
+// through its initial state, or through the state inside it that r
+// targets (Run.Into); nil otherwise.
 func restlessEntry(r *fsm.Rule) *fsm.State {
 	for _, run := range r.Entries {
-		if run.Entry && run.State.Regions != nil && run.State.Restless() {
+		if run.Entry && run.State.Regions != nil && slices.ContainsFunc(run.State.Regions, func(reg *fsm.Region) bool { return restless(entered(r, reg)) }) {
 			return run.State
 		}
 	}
 	return nil
+}
+
+// restless reports whether a region entered in leaf l leaves it in the
+// step that enters it: l is transient, or a parallel state whose regions
+// start so.
+func restless(l *fsm.State) bool { return l.Settles() || l.Regions != nil && l.Restless() }
+
+// entered returns the leaf rule r, which enters reg's parallel state,
+// enters region reg in: the leaf r targets inside it (Run.Into), or its
+// initial leaf.
+func entered(r *fsm.Rule, reg *fsm.Region) *fsm.State {
+	for _, run := range r.Entries {
+		if run.Entry && run.Into != nil && run.Into.Region == reg {
+			return run.Into
+		}
+	}
+	return reg.Initial
 }
 
 // entrySettle emits what follows the entries of rule r when it enters a
@@ -190,8 +208,8 @@ func (g *goGen) entrySettle(r *fsm.Rule) []jen.Code {
 		return nil
 	}
 	var regs []*fsm.Region
-	restless := p != nil
-	if !restless {
+	settles := p != nil
+	if !settles {
 		p = rests[0].Parallel
 	}
 	for _, reg := range p.Regions {
@@ -199,15 +217,14 @@ func (g *goGen) entrySettle(r *fsm.Rule) []jen.Code {
 		// transient states the loop takes with the others; or one
 		// resumed in a final state it may rest in, whose done event the
 		// resuming raised again.
-		l := reg.Initial
-		if restless && (l.Settles() || l.Regions != nil && l.Restless()) || slices.Contains(rests, reg) {
+		if settles && restless(entered(r, reg)) || slices.Contains(rests, reg) {
 			regs = append(regs, reg)
 		}
 	}
 	// Every region of p, or of a parallel state nested in it with a done
 	// transition, may end in the step that enters it.
-	ends := restless && slices.ContainsFunc(p.DoneOrder(), func(q *fsm.State) bool {
-		return !slices.ContainsFunc(q.Regions, func(reg *fsm.Region) bool { return !reg.Initial.Ends() })
+	ends := settles && slices.ContainsFunc(p.DoneOrder(), func(q *fsm.State) bool {
+		return !slices.ContainsFunc(q.Regions, func(reg *fsm.Region) bool { return !entered(r, reg).Ends() })
 	})
 	out := []jen.Code{settleLoop(regs)}
 	if ends || (done == p || hostsMayEnd(p) || rests != nil) && p.Completion != nil {

@@ -221,7 +221,7 @@ func (m *Machine) resolveDone(p *State, rw regionWay, hist []*State) (regionWay,
 			// resumes them, below).
 			rw.after = nil
 			if out.To.Regions != nil {
-				rw.after = initialConfig(m)
+				rw.after = m.enteredConfig(out)
 			}
 		}
 		hist = out.Rules[i].Remember(from, hist)

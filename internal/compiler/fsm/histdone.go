@@ -66,7 +66,7 @@ func (m *Machine) continueFinal(rw regionWay, hist []*State) []regionWay {
 		}
 		var after []*State
 		if cp.To.Regions != nil && enters(&cp, cp.To) {
-			after = initialConfig(m)
+			after = m.enteredConfig(&cp)
 		}
 		ways = append(ways, m.continueFinal(regionWay{way: &cp, after: after}, hist)...)
 	}

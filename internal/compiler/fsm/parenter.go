@@ -156,12 +156,8 @@ func (e *entering) refusal(to spec.String, r *specRegion) string {
 		leaves = []*spec.State{e.descend(e.states[to.Value])}
 	}
 	for _, other := range e.siblings(r) {
-		l := e.descend(other.root)
-		switch {
-		case l.Parallel.Value:
+		if l := e.descend(other.root); l.Parallel.Value {
 			return ": region " + other.root.Name.Value + " would enter parallel state " + l.Name.Value + " inside it, which fsmgen does not enter from outside " + p + " yet; target " + p
-		case l.Transient.Value:
-			return ": region " + other.root.Name.Value + " starts in transient state " + l.Name.Value + ", and fsmgen does not enter a parallel state whose regions start in a transient state through a state inside a region yet; target " + p
 		}
 	}
 	for _, leaf := range leaves {
@@ -178,8 +174,6 @@ func (e *entering) leafRefusal(leaf *spec.State, r *specRegion, p string) string
 	switch {
 	case leaf.Parallel.Value:
 		return ": it is entered down to parallel state " + leaf.Name.Value + " inside region " + r.root.Name.Value + ", which fsmgen does not enter from outside " + p + " yet; target " + p
-	case leaf.Transient.Value:
-		return ": it is entered down to transient state " + leaf.Name.Value + ", which region " + r.root.Name.Value + " leaves in the same step, and fsmgen does not enter a region's transient state from outside " + p + " yet; target the state its eventless transitions lead to"
 	case r.finals[leaf.Name.Value] && r.par.Done != nil:
 		return ": it is entered down to final state " + leaf.Name.Value + " of region " + r.root.Name.Value + ", and fsmgen does not enter a final state from outside " + p + ", whose done transition may complete in that step, yet; target " + p + " or another state of the region"
 	case e.completes(leaf):

@@ -76,7 +76,7 @@ func (m *Machine) resolveRegional(rw regionWay, hist []*State) (regionWay, []*St
 		}
 		out, mem := resolveWay(w, hist)
 		if out != w && out.To.Regions != nil && enters(out, out.To) {
-			rw.after = initialConfig(m)
+			rw.after = m.enteredConfig(out)
 		}
 		if cfg, ok := m.resumed(out, mem); ok {
 			// The regions resume what the deep history remembers.

@@ -191,7 +191,7 @@ func (m *Machine) leavingTimerWays(p *State, cfg []*State, t *Timer, r *Rule) []
 		w.Config = cfg
 		after := []*State(nil)
 		if w.To.Regions != nil && enters(w, w.To) {
-			after = initialConfig(m)
+			after = m.enteredConfig(w)
 		}
 		out = append(out, regionWay{way: w, after: after})
 	}

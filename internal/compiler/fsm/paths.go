@@ -49,11 +49,11 @@ func (b *builder) paths() {
 	start := node{leaf: m.Initial, hist: histKey(mem0)}
 	seen := map[node]bool{start: true}
 	queue := []item{{n: start, mem: mem0}}
-	if m.Initial.Transient && m.Initial.Choice != nil {
-		// A region's initial state that is transient (see regtrans.go):
-		// the region starts where its eventless rules lead.
-		queue = queue[:0]
-		for _, w := range expand(m.Initial, m.Initial.Choice) {
+	// A region's start that is transient (its initial state, see
+	// regtrans.go, or a state a rule from outside the parallel state
+	// enters): the region starts where its eventless rules lead.
+	settled := func(s *State) {
+		for _, w := range expand(s, s.Choice) {
 			for _, r := range w.Rules {
 				if found[r.Index] == nil {
 					found[r.Index] = &Path{Rule: r, Steps: []*Way{w}}
@@ -65,8 +65,16 @@ func (b *builder) paths() {
 			}
 		}
 	}
+	if m.Initial.Transient && m.Initial.Choice != nil {
+		queue = queue[:0]
+		settled(m.Initial)
+	}
 	for _, s := range b.enteredStarts() {
 		// A state a rule from outside the parallel state enters.
+		if s.Transient && s.Choice != nil {
+			settled(s)
+			continue
+		}
 		if n := (node{leaf: s, hist: histKey(mem0)}); !seen[n] {
 			seen[n] = true
 			queue = append(queue, item{n: n, mem: mem0})

@@ -138,7 +138,7 @@ func (m *Machine) settleWay(w *Way, cfg []*State) []*Way {
 	if w.To == nil || w.To.Regions == nil || !enters(w, w.To) {
 		return []*Way{w}
 	}
-	after := initialConfig(m)
+	after := m.enteredConfig(w)
 	if w.Resumed != nil {
 		after = slices.Clone(w.Resumed)
 	}
@@ -200,17 +200,23 @@ func (reg *Region) Resting() *State {
 
 // restlessHistory refuses a rule into a history inside a region that the
 // step entering the parallel state may take: an eventless rule of a
-// region's transient initial state, or of a state it leads to in that
-// step (a transient state, or a final state a done transition leaves).
-// Which of the history's variants fires depends on what the history
-// remembers as the parallel state is entered, which the witness paths do
-// not follow through that step yet. It reports whether it refused one.
+// region's transient initial state, of a transient state a rule from
+// outside the parallel state enters it through (Run.Into), or of a state
+// either leads to in that step (a transient state, or a final state a done
+// transition leaves). Which of the history's variants fires depends on
+// what the history remembers as the parallel state is entered, which the
+// witness paths do not follow through that step yet. It reports whether
+// it refused one.
 func restlessHistory(m *Machine, diags *diag.List) bool {
 	refused := false
 	for _, reg := range m.Regions {
+		par := reg.Parallel // the parallel state whose entry enters reg
+		if reg.Within != nil {
+			par = reg.Within
+		}
 		seen := map[*State]bool{}
-		var walk func(s *State)
-		walk = func(s *State) {
+		var walk func(s *State, how string)
+		walk = func(s *State, how string) {
 			if s == nil || !s.Settles() || seen[s] {
 				return
 			}
@@ -218,17 +224,20 @@ func restlessHistory(m *Machine, diags *diag.List) bool {
 			for _, r := range s.Choice.Rules {
 				if r.History != nil {
 					refused = true
-					par := reg.Parallel // the parallel state whose entry enters reg
-					if reg.Within != nil {
-						par = reg.Within
-					}
-					diags.Errorf(r.Pos, "region %s of parallel state %s starts in transient state %s, and rule %s, which entering %s may take in that step, leads into the history of %s: fsmgen does not resume a history in the step that enters its parallel state yet; target a state of %s instead, or make another state of %s initial", reg.Root.Name, par.Name, reg.Initial.Name, r.Label, par.Name, r.History.Name, r.History.Name, reg.Root.Name)
+					diags.Errorf(r.Pos, "region %s of parallel state %s %s, and rule %s, which entering %s may take in that step, leads into the history of %s: fsmgen does not resume a history in the step that enters its parallel state yet; target a state of %s instead, or make another state of %s initial", reg.Root.Name, par.Name, how, r.Label, par.Name, r.History.Name, r.History.Name, reg.Root.Name)
 					continue
 				}
-				walk(r.To)
+				walk(r.To, how)
 			}
 		}
-		walk(reg.Initial)
+		walk(reg.Initial, "starts in transient state "+reg.Initial.Name)
+		for _, r := range m.Rules {
+			for _, run := range r.Entries {
+				if run.Into != nil && run.Into.Region == reg {
+					walk(run.Into, "is entered through transient state "+run.Into.Name+" by rule "+r.Label)
+				}
+			}
+		}
 	}
 	return refused
 }

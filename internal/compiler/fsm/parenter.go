@@ -171,13 +171,8 @@ func (e *entering) refusal(to spec.String, r *specRegion) string {
 // leafRefusal says why fsmgen does not enter leaf, inside region r of
 // parallel state p, from outside p; "" when it does.
 func (e *entering) leafRefusal(leaf *spec.State, r *specRegion, p string) string {
-	switch {
-	case leaf.Parallel.Value:
+	if leaf.Parallel.Value {
 		return ": it is entered down to parallel state " + leaf.Name.Value + " inside region " + r.root.Name.Value + ", which fsmgen does not enter from outside " + p + " yet; target " + p
-	case r.finals[leaf.Name.Value] && r.par.Done != nil:
-		return ": it is entered down to final state " + leaf.Name.Value + " of region " + r.root.Name.Value + ", and fsmgen does not enter a final state from outside " + p + ", whose done transition may complete in that step, yet; target " + p + " or another state of the region"
-	case e.completes(leaf):
-		return ": it is entered down to final state " + leaf.Name.Value + ", whose composite state has a done transition, and fsmgen does not take a done transition in the step that enters a region from outside " + p + " yet; target the state the done transition leads to"
 	}
 	return ""
 }
@@ -233,20 +228,6 @@ func (e *entering) descend(s *spec.State) *spec.State {
 		s = &s.States[i]
 	}
 	return s
-}
-
-// completes reports whether leaf s is a final state whose composite
-// state, inside a region, has a done transition.
-func (e *entering) completes(s *spec.State) bool {
-	if !s.Final.Value {
-		return false
-	}
-	for _, p := range e.states {
-		if p.Done != nil && !p.Parallel.Value && slices.ContainsFunc(p.States, func(c spec.State) bool { return c.Name.Value == s.Name.Value }) && e.regionOf[p.Name.Value] != nil && e.regionOf[p.Name.Value].root != p {
-			return true
-		}
-	}
-	return false
 }
 
 // enteredStarts returns, in a region's build, the leaves that rules
@@ -337,26 +318,47 @@ func into(r *Rule, l *State) {
 
 // regionResumes returns the states the history of state s, inside a
 // region, may resume other than its default (its initial child, down to
-// a leaf): its other children (shallow) or leaves (deep), but transient
-// states, which the machine never rests in (a final state whose done
-// transition leaves s is refused from outside: see leafRefusal).
+// a leaf): its other children (shallow) or leaves (deep) the history may
+// remember, as remembered says: not a transient state, but a final state
+// whose done transition leaves s (resumed, the done transition follows in
+// that step).
 func regionResumes(s *State) []*State {
 	def := descend(s)
 	var out []*State
 	if s.History == HistoryShallow {
 		for _, c := range s.Children {
-			if c != s.InitialChild && !descend(c).Transient {
+			if c != s.InitialChild && resumable(s, descend(c)) {
 				out = append(out, c)
 			}
 		}
 		return out
 	}
 	for _, l := range s.Region.Leaves {
-		if s.Contains(l) && l != def && !l.Transient {
+		if s.Contains(l) && l != def && resumable(s, l) {
 			out = append(out, l)
 		}
 	}
 	return out
+}
+
+// resumable reports whether the history of s may remember leaf l (see
+// remembered, which the builds ask of their own states).
+func resumable(s, l *State) bool {
+	if !l.Transient {
+		return true
+	}
+	if l.Completes == nil {
+		return false
+	}
+	if l.Completes == s {
+		return true // s's own done transition leaves s
+	}
+	for _, r := range l.Completes.Completion.Rules {
+		if t := r.Target; t != nil && (t == s && r.History == nil || !s.Contains(t)) {
+			return true // the done transition leaves s
+		}
+	}
+	return false
 }
 
 // Entered returns, for the entry of a parallel state that a rule into a

@@ -116,7 +116,7 @@ func (m *Machine) settleEntry(rw regionWay) []regionWay {
 			}
 		}
 	}
-	if !restless && (w.Resumed == nil || !p.completes(rw.after)) {
+	if !restless && !p.completes(rw.after) {
 		// (A deep history that resumes every region final completes p
 		// in that step: see deepdone.go.)
 		return []regionWay{rw}

@@ -27,7 +27,7 @@ import (
 // fire, a chart a target cannot express) is left to the caller, which
 // draws another.
 func randomChart(seed uint64) string {
-	g := &chartGen{r: rand.New(rand.NewPCG(seed, seed*7919+1)), in: rand.New(rand.NewPCG(seed, seed*104729+3)), out: rand.New(rand.NewPCG(seed, seed*15485863+5)), name: fmt.Sprintf("Random%d", seed)}
+	g := &chartGen{r: rand.New(rand.NewPCG(seed, seed*7919+1)), in: rand.New(rand.NewPCG(seed, seed*104729+3)), out: rand.New(rand.NewPCG(seed, seed*15485863+5)), into: rand.New(rand.NewPCG(seed, seed*32452843+7)), name: fmt.Sprintf("Random%d", seed)}
 	return g.chart()
 }
 
@@ -71,8 +71,9 @@ type arm struct {
 type chartGen struct {
 	r *rand.Rand
 	// in draws the In() guards of the rows outside regions, out the rows
-	// that leave a parallel state from inside a region (see leaving).
-	in, out *rand.Rand
+	// that leave a parallel state from inside a region (see leaving), into
+	// the rows from outside a parallel state into its regions (entering).
+	in, out, into *rand.Rand
 	name    string
 	n       int // states named so far
 	top     []*rnode
@@ -417,6 +418,37 @@ func (g *chartGen) leaving(n *rnode) string {
 	return can[g.out.IntN(len(can))]
 }
 
+// entering may pick, for a row from n outside every region, a target
+// inside a region of a parallel state P outside regions (not one nested
+// as a region): a state of the region outside the parallel states inside
+// it, or the history of one (drawn from a stream of its own, so the
+// charts are otherwise those of the seed before); "" otherwise. fsmgen
+// refuses some (a target entered down to a parallel state): the harness
+// draws another chart then.
+func (g *chartGen) entering(n *rnode) string {
+	if n.region() != nil || g.into.Float64() >= 0.1 {
+		return ""
+	}
+	var can []string
+	for _, s := range g.nodes() {
+		reg := s.region()
+		if s.kind == regionNode || reg == nil || s.group || reg.parent.group || reg.parent.region() != nil {
+			continue
+		}
+		if slices.ContainsFunc(g.nodes(), func(q *rnode) bool { return (q.hosted || q.group) && s.inside(q) }) {
+			continue // inside a parallel state inside the region
+		}
+		can = append(can, s.name)
+		if s.history != "" {
+			can = append(can, s.name+".history")
+		}
+	}
+	if len(can) == 0 {
+		return ""
+	}
+	return can[g.into.IntN(len(can))]
+}
+
 // guard picks a guard for a row from n: a declared one or, inside a
 // region, In() of a state of another region of its parallel state, and
 // outside regions, In() of a state of the regions of a parallel state n
@@ -575,6 +607,9 @@ func (g *chartGen) chart() string {
 		e, to := g.event(s), g.target(s) // (in the order the charts before drew them)
 		if out := g.leaving(s); out != "" {
 			to = out
+		}
+		if in := g.entering(s); in != "" {
+			to = in
 		}
 		g.row(s, e, to, guard)
 	}

@@ -74,15 +74,15 @@ type chartGen struct {
 	// that leave a parallel state from inside a region (see leaving), into
 	// the rows from outside a parallel state into its regions (entering).
 	in, out, into *rand.Rand
-	name    string
-	n       int // states named so far
-	top     []*rnode
-	events  []string
-	guards  []string
-	actions []string
-	rows    []string
-	taken   map[string]bool // from + event of the rows so far
-	star    string          // the event of the "*" row, if any
+	name          string
+	n             int // states named so far
+	top           []*rnode
+	events        []string
+	guards        []string
+	actions       []string
+	rows          []string
+	taken         map[string]bool // from + event of the rows so far
+	star          string          // the event of the "*" row, if any
 }
 
 func (g *chartGen) chance(p float64) bool { return g.r.Float64() < p }

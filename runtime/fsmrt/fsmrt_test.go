@@ -54,15 +54,22 @@ func TestRuleKindString(t *testing.T) {
 		[]string{fsmrt.RuleTransition.String(), fsmrt.RuleIgnore.String(), fsmrt.RuleReject.String(), fsmrt.RuleKind(9).String()})
 }
 
+// observe makes c's observer record the steps it is told of, and check
+// that c is busy while it runs.
+func observe(t *testing.T, c *fsmrt.Core[stateKind, eventKind, actionKind]) *[]fsmrt.Step[stateKind, eventKind] {
+	steps := &[]fsmrt.Step[stateKind, eventKind]{}
+	c.SetObserver(func(s fsmrt.Step[stateKind, eventKind]) {
+		assert.True(t, c.Busy, "the observer runs while the step is handed out")
+		*steps = append(*steps, s)
+	})
+	return steps
+}
+
 // TestCoreSteps checks what the core tells the observer and returns for
 // each kind of rule, and the busy flag that refuses a reentrant call.
 func TestCoreSteps(t *testing.T) {
 	c := fsmrt.NewCore(&desc, 1)
-	var steps []fsmrt.Step[stateKind, eventKind]
-	c.SetObserver(func(s fsmrt.Step[stateKind, eventKind]) {
-		assert.True(t, c.Busy, "the observer runs while the step is handed out")
-		steps = append(steps, s)
-	})
+	steps := observe(t, &c)
 
 	c.State = 2
 	c.Start(0, 1)
@@ -76,7 +83,7 @@ func TestCoreSteps(t *testing.T) {
 		{From: 1, Event: 1, Rule: 0, To: 2},
 		{From: 2, Event: 1, Rule: 1, To: 2},
 		{From: 1, Event: 2, Rule: 2, To: 1},
-	}, steps)
+	}, *steps)
 
 	require.ErrorIs(t, err, fsmrt.ErrRejected)
 	var rej *fsmrt.RejectedError[stateKind, eventKind]
@@ -99,11 +106,7 @@ func TestCoreSteps(t *testing.T) {
 // picked none).
 func TestCoreBeside(t *testing.T) {
 	c := fsmrt.NewCore(&desc, 2)
-	var steps []fsmrt.Step[stateKind, eventKind]
-	c.SetObserver(func(s fsmrt.Step[stateKind, eventKind]) {
-		assert.True(t, c.Busy, "the observer runs while the step is handed out")
-		steps = append(steps, s)
-	})
+	steps := observe(t, &c)
 	c.Beside(1)
 	assert.False(t, c.Busy, "an ignore alone starts no step")
 	c.Start(0, 2)
@@ -113,7 +116,7 @@ func TestCoreBeside(t *testing.T) {
 	require.NoError(t, c.IgnoreAll(-1, 1, 1))
 	assert.False(t, c.Busy)
 	step := fsmrt.Step[stateKind, eventKind]{From: 2, Event: 1, Rule: 1, To: 2}
-	assert.Equal(t, []fsmrt.Step[stateKind, eventKind]{step, {From: 2, Event: 1, Rule: 0, To: 2}, step, step, step}, steps)
+	assert.Equal(t, []fsmrt.Step[stateKind, eventKind]{step, {From: 2, Event: 1, Rule: 0, To: 2}, step, step, step}, *steps)
 
 	c.SetObserver(nil)
 	c.Beside(1)

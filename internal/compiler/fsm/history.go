@@ -108,15 +108,26 @@ func (b *builder) historyVariants(r *Rule) {
 // is then transient, its done transition its eventless rule. Another
 // transient state is never remembered.
 func (b *builder) remembered(s, l *State) bool {
-	if !l.Transient {
+	return mayRemember(s, l, func() bool { return b.doneLeaves(s, l) })
+}
+
+// mayRemember is remembered, with leaves reporting whether the done
+// transition of l's composite state, not s, leaves s.
+func mayRemember(s, l *State, leaves func() bool) bool {
+	switch {
+	case !l.Transient:
 		return true
-	}
-	if l.Completes == nil {
+	case l.Completes == nil:
 		return false
-	}
-	if l.Completes == s {
+	case l.Completes == s:
 		return true // s's own done transition leaves s
 	}
+	return leaves()
+}
+
+// doneLeaves reports whether the done transition of the composite state
+// of final state l leaves s, as the spec writes its targets.
+func (b *builder) doneLeaves(s, l *State) bool {
 	d := b.specOf[l.Completes].Done
 	targets := []spec.String{d.To}
 	for _, br := range d.Guards {

@@ -342,23 +342,15 @@ func regionResumes(s *State) []*State {
 }
 
 // resumable reports whether the history of s may remember leaf l (see
-// remembered, which the builds ask of their own states).
+// remembered, which the builds ask of their own states, and which reads
+// the done transitions from the spec).
 func resumable(s, l *State) bool {
-	if !l.Transient {
-		return true
-	}
-	if l.Completes == nil {
-		return false
-	}
-	if l.Completes == s {
-		return true // s's own done transition leaves s
-	}
-	for _, r := range l.Completes.Completion.Rules {
-		if t := r.Target; t != nil && (t == s && r.History == nil || !s.Contains(t)) {
-			return true // the done transition leaves s
-		}
-	}
-	return false
+	return mayRemember(s, l, func() bool {
+		return slices.ContainsFunc(l.Completes.Completion.Rules, func(r *Rule) bool {
+			t := r.Target
+			return t != nil && (t == s && r.History == nil || !s.Contains(t))
+		})
+	})
 }
 
 // Entered returns, for the entry of a parallel state that a rule into a

@@ -158,17 +158,12 @@ func (g *goGen) genMacro() {
 // targets (Run.Into); nil otherwise.
 func restlessEntry(r *fsm.Rule) *fsm.State {
 	for _, run := range r.Entries {
-		if run.Entry && run.State.Regions != nil && slices.ContainsFunc(run.State.Regions, func(reg *fsm.Region) bool { return restless(entered(r, reg)) }) {
+		if run.Entry && run.State.Regions != nil && slices.ContainsFunc(run.State.Regions, func(reg *fsm.Region) bool { return entered(r, reg).LeftOnEntry() }) {
 			return run.State
 		}
 	}
 	return nil
 }
-
-// restless reports whether a region entered in leaf l leaves it in the
-// step that enters it: l is transient, or a parallel state whose regions
-// start so.
-func restless(l *fsm.State) bool { return l.Settles() || l.Regions != nil && l.Restless() }
 
 // entered returns the leaf rule r, which enters reg's parallel state,
 // enters region reg in: the leaf r targets inside it (Run.Into), or its
@@ -217,7 +212,7 @@ func (g *goGen) entrySettle(r *fsm.Rule) []jen.Code {
 		// transient states the loop takes with the others; or one
 		// resumed in a final state it may rest in, whose done event the
 		// resuming raised again.
-		if settles && restless(entered(r, reg)) || slices.Contains(rests, reg) {
+		if settles && entered(r, reg).LeftOnEntry() || slices.Contains(rests, reg) {
 			regs = append(regs, reg)
 		}
 	}

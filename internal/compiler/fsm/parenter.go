@@ -151,7 +151,7 @@ func (e *entering) refusal(to spec.String, r *specRegion) string {
 		if h.History.Value == "" {
 			return ": state " + name + " has no history to enter; add \"history: shallow\" or \"history: deep\" to " + name
 		}
-		leaves = e.resumable(h)
+		leaves = e.resumedLeaves(h)
 	} else {
 		leaves = []*spec.State{e.descend(e.states[to.Value])}
 	}
@@ -177,12 +177,12 @@ func (e *entering) leafRefusal(leaf *spec.State, r *specRegion, p string) string
 	return ""
 }
 
-// resumable returns the leaves a rule into the history of state h, inside
+// resumedLeaves returns the leaves a rule into the history of state h, inside
 // a region, may enter: h's initial leaf, and the leaves it resumes, those
 // of h's other children (a shallow history) or h's other leaves (a deep
 // one), but transient states, which are never remembered (see
 // remembered).
-func (e *entering) resumable(h *spec.State) []*spec.State {
+func (e *entering) resumedLeaves(h *spec.State) []*spec.State {
 	out := []*spec.State{e.descend(h)}
 	add := func(l *spec.State) {
 		if !slices.Contains(out, l) && !l.Transient.Value {

@@ -198,11 +198,13 @@ func (m *Machine) takeHostDone(p *State, w *Way, after []*State, q *State, queue
 // selectEventlessTransitions after the microstep that enters a
 // <parallel>).
 func (s *State) Restless() bool {
-	return slices.ContainsFunc(s.Regions, func(reg *Region) bool {
-		l := reg.Initial
-		return l.Settles() || l.Regions != nil && l.Restless()
-	})
+	return slices.ContainsFunc(s.Regions, func(reg *Region) bool { return reg.Initial.LeftOnEntry() })
 }
+
+// LeftOnEntry reports whether a region entered in leaf s leaves it in the
+// step that enters it: s settles (see Restless), or is a parallel state
+// inside the region whose regions start so.
+func (s *State) LeftOnEntry() bool { return s.Settles() || s.Regions != nil && s.Restless() }
 
 // EntersRestless reports whether rule r of a region enters a parallel
 // state inside a region (anew) whose regions start in a leaf they never

@@ -174,7 +174,26 @@ func (e *entering) leafRefusal(leaf *spec.State, r *specRegion, p string) string
 	if leaf.Parallel.Value {
 		return ": it is entered down to parallel state " + leaf.Name.Value + " inside region " + r.root.Name.Value + ", which fsmgen does not enter from outside " + p + " yet; target " + p
 	}
+	if c := e.restingDone(leaf); c != nil {
+		return ": it is entered down to final state " + leaf.Name.Value + ", whose composite state " + c.Name.Value + " has a done transition whose guards end without an else, and fsmgen does not test them in the step that enters a region from outside " + p + " yet; target another state of " + c.Name.Value + ", or end the guards with else"
+	}
 	return ""
+}
+
+// restingDone returns the composite state inside a region whose final
+// child is leaf and whose done transition's guards end without an else
+// (the region may rest in leaf); nil when there is none.
+func (e *entering) restingDone(leaf *spec.State) *spec.State {
+	if !leaf.Final.Value {
+		return nil
+	}
+	for _, c := range e.states {
+		if d := c.Done; d != nil && !c.Parallel.Value && len(d.Guards) > 0 && !slices.ContainsFunc(d.Guards, func(b spec.Branch) bool { return b.Else.Value }) &&
+			slices.ContainsFunc(c.States, func(s spec.State) bool { return s.Name.Value == leaf.Name.Value }) {
+			return c
+		}
+	}
+	return nil
 }
 
 // resumedLeaves returns the leaves a rule into the history of state h, inside

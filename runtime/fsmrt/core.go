@@ -94,9 +94,11 @@ func (c *Core[S, E, A]) Ignore(i int) error {
 	return c.Finish()
 }
 
-// Beside tells the observer of rule i, an ignore that a region of a
-// parallel state takes in the step of the other regions' rules: a step
-// that changes nothing. HandleEvent stays busy while the observer runs.
+// Beside tells the observer of rule i, which a region of a parallel
+// state takes in the step of another region's rule and which changes no
+// state: an ignore, or a rule without a target beside a rule that leaves
+// the parallel state (observed from the state the machine is in then).
+// HandleEvent stays busy while the observer runs.
 func (c *Core[S, E, A]) Beside(i int) {
 	if c.obs != nil {
 		busy := c.Busy

@@ -430,6 +430,7 @@ func (g *goGen) ruleSteps(r *fsm.Rule) []jen.Code {
 		}
 		out = append(out, set...)
 	}
+	out = append(out, g.beside.steps(r, true)...)
 	if r.To != nil && r.To != r.From {
 		out = append(out, core().Dot("State").Op("=").Id(r.To.KindName))
 	}
@@ -437,12 +438,15 @@ func (g *goGen) ruleSteps(r *fsm.Rule) []jen.Code {
 		out = append(out, g.runCompute(run, from)...)
 	}
 	out = append(out, core().Dot("Start").Call(jen.Lit(r.Index), from))
+	out = append(out, g.beside.steps(r, false)...)
 	for _, run := range r.Exits {
 		out = append(out, g.runActions(run, from)...)
 	}
+	out = append(out, g.beside.actions(r, true)...)
 	for _, e := range r.Actions {
 		out = append(out, g.emitAction(e)...)
 	}
+	out = append(out, g.beside.actions(r, false)...)
 	for _, run := range r.Entries {
 		out = append(out, g.runActions(run, from)...)
 	}

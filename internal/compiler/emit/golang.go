@@ -25,6 +25,10 @@ type goGen struct {
 	// completing is the parallel state whose done transition is being
 	// emitted: leaving it, every region is in one of its final states.
 	completing *fsm.State
+	// beside is, while the rule of a parallel state that leaves it from
+	// inside a region is emitted in regionsTogether, what the other
+	// regions take beside it (see parbeside.go); nil otherwise.
+	beside *beside
 }
 
 // GoFile returns the generated package for m as a jennifer file.

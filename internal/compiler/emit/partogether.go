@@ -56,6 +56,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 	}
 	out = append(out, jen.List(ts...).Op(":=").List(none...))
 	var leaving []*fsm.Rule
+	var from []*fsm.Region // the region of each rule of leaving
 	at := len(out)
 	for _, reg := range fsm.PickOrder(inv) {
 		cells, leaves := regionCells(reg, e)
@@ -72,13 +73,13 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 					if !slices.Contains(leaving, r.Leaves) {
 						// (a composite state's rule, reached from several
 						// of its leaves, once)
-						leaving = append(leaving, r.Leaves)
+						leaving, from = append(leaving, r.Leaves), append(from, reg)
 					}
 					set := jen.Id("left").Op("=").Lit(r.Leaves.Index)
-					if test, ignores := leadTest(inv, reg, e); test != nil {
+					if test, lets := leadTest(inv, reg, e); test != nil {
 						why := "No region before " + reg.Root.Name + " took a transition."
-						if ignores {
-							why = "No region before " + reg.Root.Name + " took a transition (an ignore drops nothing)."
+						if lets != "" {
+							why = "No region before " + reg.Root.Name + " took a transition (" + lets + " drops nothing)."
 						}
 						return []jen.Code{jen.If(test).Block(jen.Comment(why), set)}
 					}
@@ -244,22 +245,26 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 	}
 	// When no region has a rule, the event goes on to the parallel
 	// state's own.
-	return g.leavingFirst(out, at, picked, leaving)
+	return g.leavingFirst(out, at, picked, leaving, from, inv, e)
 }
 
 // leavingFirst inserts into out, regionsTogether's code, the local left at
-// at and, at picked, after the regions' picks, the rules leaving: where a
-// region's chain stopped at a branch that leaves the parallel state and no
-// region before it took the event, the parallel state's rule for the
-// branch, before the regions' rules, which it drops (SCXML 1.0 §3.13,
-// removeConflictingTransitions).
-func (g *goGen) leavingFirst(out []jen.Code, at, picked int, leaving []*fsm.Rule) []jen.Code {
+// at and, at picked, after the regions' picks, the rules leaving (of the
+// regions from, of inv, for e): where a region's chain stopped at a
+// branch that leaves the parallel state and no region before it took a
+// transition with a target, the parallel state's rule for the branch,
+// before the regions' rules with a target, which it drops (SCXML 1.0
+// §3.13, removeConflictingTransitions), and with those without one,
+// which it takes beside it (see parbeside.go).
+func (g *goGen) leavingFirst(out []jen.Code, at, picked int, leaving []*fsm.Rule, from, inv []*fsm.Region, e *fsm.Event) []jen.Code {
 	if len(leaving) == 0 {
 		return out
 	}
 	var cases []jen.Code
-	for _, r := range leaving {
+	for i, r := range leaving {
+		g.beside = newBeside(g, r, from[i], inv, e)
 		cases = append(cases, jen.Case(jen.Lit(r.Index)).Block(append([]jen.Code{comment("", r.Label)}, g.ruleBody(r)...)...))
+		g.beside = nil
 	}
 	out = slices.Insert(out, picked, jen.Code(jen.Switch(jen.Id("left")).Block(cases...)))
 	return slices.Insert(out, at, jen.Code(jen.Id("left").Op(":=").Lit(-1)))
@@ -296,20 +301,22 @@ func (g *goGen) ruleSwitch(reg *fsm.Region, e *fsm.Event, body func(*fsm.Rule) [
 
 // leadTest is the test under which a branch of region reg's chain for e
 // that leaves the parallel state (Rule.Leaves) is taken: no region of inv
-// picked before reg took a transition or stopped at such a branch (an
-// ignore or a deferral conflicts with none); nil when none may. It
-// reports whether the test lets a region's ignore through.
+// picked before reg took a transition with a target or stopped at such a
+// branch (a rule without a target, an ignore or a deferral conflicts with
+// none); nil when none may. It says what of a region's the test lets
+// through: "an ignore", "a rule without a target", or "".
 //
 //	if tPump < 0 { left = 5 }
-func leadTest(inv []*fsm.Region, reg *fsm.Region, e *fsm.Event) (jen.Code, bool) {
+func leadTest(inv []*fsm.Region, reg *fsm.Region, e *fsm.Event) (jen.Code, string) {
 	var tests []*jen.Statement
-	leaves, ignored := false, false
+	leaves, lets := false, ""
 	for _, o := range fsm.PickOrder(inv) {
 		if o == reg {
 			break
 		}
 		var moves bool
 		var ignores []*jen.Statement
+		let := "" // what of o's ignores lets through
 		cells, _ := regionCells(o, e)
 		for _, c := range cells {
 			for ; c != nil && !c.Out(); c = c.Fallback {
@@ -317,10 +324,16 @@ func leadTest(inv []*fsm.Region, reg *fsm.Region, e *fsm.Event) (jen.Code, bool)
 					switch {
 					case r.Leaves != nil:
 						leaves = true
-					case r.Kind == fsm.Transition:
+					case r.Kind == fsm.Transition && r.To != nil:
 						moves = true
+					case r.Kind == fsm.Transition:
+						ignores = append(ignores, jen.Id(local("t", o)).Op("==").Lit(r.Index))
+						let = "a rule without a target"
 					case r.Kind == fsm.Ignore:
 						ignores = append(ignores, jen.Id(local("t", o)).Op("==").Lit(r.Index))
+						if let == "" {
+							let = "an ignore"
+						}
 					}
 				}
 			}
@@ -330,14 +343,17 @@ func leadTest(inv []*fsm.Region, reg *fsm.Region, e *fsm.Event) (jen.Code, bool)
 		}
 		none := jen.Id(local("t", o)).Op("<").Lit(0)
 		if len(ignores) > 0 {
-			none, ignored = jen.Parens(anyOf(append([]*jen.Statement{none}, ignores...))), true
+			none = jen.Parens(anyOf(append([]*jen.Statement{none}, ignores...)))
+			if lets == "" || let == "a rule without a target" {
+				lets = let
+			}
 		}
 		tests = append(tests, none)
 	}
 	if leaves {
 		tests = append([]*jen.Statement{jen.Id("left").Op("<").Lit(0)}, tests...)
 	}
-	return allOf(tests), ignored
+	return allOf(tests), lets
 }
 
 func reversed(regs []*fsm.Region) []*fsm.Region {

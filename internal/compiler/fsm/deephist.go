@@ -193,12 +193,12 @@ func (m *Machine) rememberLeaves(w *Way, hist []*State) []*State {
 	if len(m.Memories) == 0 || w.Config == nil {
 		return hist
 	}
-	i := slices.IndexFunc(w.Rules, func(r *Rule) bool { return r.Kind == Transition })
-	if i < 0 {
+	first := w.firstTransition()
+	if first == nil {
 		return hist
 	}
 	var out []*State
-	for _, rem := range w.Rules[i].Remembers {
+	for _, rem := range first.Remembers {
 		if rem.When && !rem.State.Contains(w.From) {
 			continue
 		}

@@ -28,15 +28,10 @@ func (m *Machine) RegionHistories(p *State) []*State {
 // leavesParallel reports whether way w, from parallel state p, leaves p:
 // its first transition runs p's exit.
 func leavesParallel(w *Way, p *State) bool {
-	for _, r := range w.Rules {
-		if r.Kind != Transition {
-			continue
-		}
-		return slices.ContainsFunc(r.Exits, func(x *Run) bool {
-			return x.State == p && !x.Entry && (x.When == nil || x.When.Contains(p))
-		})
-	}
-	return false
+	r := w.firstTransition()
+	return r != nil && slices.ContainsFunc(r.Exits, func(x *Run) bool {
+		return x.State == p && !x.Entry && (x.When == nil || x.When.Contains(p))
+	})
 }
 
 // rememberRegions returns hist after parallel state p is left with its

@@ -169,6 +169,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 	regionFieldClash(m, diags)
 	leavingRules(m, hook.ins, inRegion, hook.owns, hook.elses)
 	passRules(m, passing)
+	besideFields(m, diags)
 	ownedIns(m, hook.owned, inRegion, diags)
 	liftedGroups(m, regions, made)
 	groupCompletions(m)

@@ -33,9 +33,6 @@ func (l *leaving) check(p *spec.State, e string, list []leaveRow, rows []spec.Tr
 			return false
 		}
 	}
-	if l.kept[p.Name.Value][e] && !l.besideNone(p, e, list, rows, regions, label, diags) {
-		return false
-	}
 	for _, n := range p.Defer {
 		if n.Value == e || n.Value == "*" {
 			diags.Errorf(n.Pos, "parallel state %s defers %s, and rule %s leaves it on %s: fsmgen does not write both yet; write %s's own rule for %s as a row", p.Name.Value, e, label(first), e, p.Name.Value, e)

@@ -147,6 +147,9 @@ func passRules(m *Machine, passing []*Rule) {
 		r.Leaves = m.Rules[i]
 		r.Label = r.Leaves.Label
 		r.Leaves.Mixed = true
+		for _, v := range r.Leaves.Variants {
+			v.Mixed = true // taken where the rule is (see preempted)
+		}
 	}
 }
 

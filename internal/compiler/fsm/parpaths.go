@@ -118,10 +118,11 @@ func wayKey(w *Way) string {
 // combine returns the ways of the regions' picks ch: a region that
 // rejects the event refuses it (the regions after it test nothing); the
 // first branch that leaves the parallel state, where no region before it
-// took a transition, is its rule's; the transitions taken are one step,
-// with the ignores of the regions beside them; ignored by all that have a
-// rule, their ignores; deferred by all
-// that have a rule, the first deferral; with no rule in any region, the
+// took a transition with a target, is its rule's, with the other
+// regions' rules without a target and ignores beside it; the transitions
+// taken are one step, with the ignores of the regions beside them;
+// ignored by all that have a rule, their ignores; deferred by all that
+// have a rule, the first deferral; with no rule in any region, the
 // parallel state's own.
 func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch []pick) []regionWay {
 	var tests []Test
@@ -140,16 +141,19 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 	}
 	// The first region, in document order, whose chain stopped at a
 	// branch that leaves p where no region before it took a transition:
-	// p's rule for the branch, which drops the later regions' rules (SCXML
-	// 1.0 §3.13, removeConflictingTransitions); an ignore or a deferral
-	// conflicts with none.
+	// p's rule for the branch, which drops the later regions' rules with a
+	// target (SCXML 1.0 §3.13, removeConflictingTransitions); a rule
+	// without a target, an ignore or a deferral conflicts with none.
 	var lead *Rule
-	for _, pk := range ch {
+	at := 0            // lead's region, in ch
+	var beside []*Rule // the rules taken beside lead, in document order
+	before := 0        // how many of them come before lead
+	for i, pk := range ch {
 		if pk.leaves != nil {
-			lead = pk.leaves
+			lead, at = pk.leaves, i
 			break
 		}
-		if r := pk.rule; r != nil && r.Kind != Ignore && r.Kind != Defer {
+		if r := pk.rule; r != nil && !r.ExitsNone() {
 			break
 		}
 	}
@@ -157,7 +161,17 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 	var takers []*Region
 	for i, pk := range ch {
 		switch r := pk.rule; {
-		case r == nil || lead != nil:
+		case lead != nil:
+			if r != nil && r.ExitsNone() && r.Kind != Defer {
+				// A rule without a target (or an ignore) exits nothing
+				// and conflicts with none: SCXML 1.0 §3.13 takes it in
+				// lead's step.
+				beside = append(beside, r)
+				if i < at {
+					before++
+				}
+			}
+		case r == nil:
 		case r.Kind == Defer:
 			defers = append(defers, r)
 		default:
@@ -214,6 +228,7 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 		if leaves != nil {
 			// The region's chain asked its guard already.
 			w.Tests = slices.DeleteFunc(w.Tests, func(t Test) bool { return t.Guard == leaves.Guard && leaves.SourceIn != nil })
+			w.besides(beside, before)
 		}
 		w.Tests = append(slices.Clone(tests), w.Tests...)
 		w.Config = cfg

@@ -199,6 +199,14 @@ func (r *Rule) Owner() *State {
 // Stays reports whether the rule leaves the machine in its state.
 func (r *Rule) Stays() bool { return r.To == nil }
 
+// ExitsNone reports whether the rule leaves no state when taken: an
+// ignore, a deferral, or a transition without a target. In a parallel
+// state such a rule of one region conflicts with no other region's
+// (SCXML 1.0 §3.13, removeConflictingTransitions: its exit set is empty).
+func (r *Rule) ExitsNone() bool {
+	return r.Kind == Ignore || r.Kind == Defer || r.Kind == Transition && r.To == nil && r.Leaves == nil
+}
+
 // Wild reports whether the rule is a "*" row.
 func (r *Rule) Wild() bool { return r.From == nil }
 

@@ -70,6 +70,13 @@ type Way struct {
 	// the leaves the regions were entered in. Nil for other ways.
 	head    *Way
 	entered []*State
+	// beside are, for a way whose rule leaves a parallel state from
+	// inside a region, the other regions' rules without a target and
+	// ignores taken in its step (they exit nothing and conflict with
+	// none, SCXML 1.0 §3.13): in Rules, in document order, around the
+	// rule, which is Rules[lead]. Nil for other ways.
+	beside []*Rule
+	lead   int
 	// After are, when a rule of the way sets constants (set:), the
 	// fields of To that hold one after the way, in To's order. From a
 	// machine made by Restore in From with zero fields, whose effects
@@ -267,4 +274,37 @@ func (m *Machine) replay(w *Way) (map[*Data]*Const, bool) {
 		}
 	}
 	return vals, true
+}
+
+// besides puts rules beside, of the other regions of the parallel state
+// way w's first rule leaves, in w's step: before of them before the rule,
+// the rest after it (see Way.beside).
+func (w *Way) besides(beside []*Rule, before int) {
+	if len(beside) == 0 {
+		return
+	}
+	w.Rules = slices.Concat(beside[:before], w.Rules[:1], beside[before:], w.Rules[1:])
+	w.beside, w.lead = beside, before
+}
+
+// content returns the rules whose actions way w hands out where it hands
+// out rule r's (SCXML 1.0 §3.13: the transitions' content in document
+// order, after every exit and before every entry): r, with the rules
+// beside it when it is w's lead.
+func (w *Way) content(r *Rule) []*Rule {
+	if w.beside == nil || w.Rules[w.lead] != r {
+		return []*Rule{r}
+	}
+	return w.Rules[:len(w.beside)+1]
+}
+
+// firstTransition returns the first transition of way w, the rules
+// beside its lead aside (see Way.beside); nil when it has none.
+func (w *Way) firstTransition() *Rule {
+	for _, r := range w.Rules {
+		if r.Kind == Transition && !slices.Contains(w.beside, r) {
+			return r
+		}
+	}
+	return nil
 }

@@ -114,8 +114,8 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 	}
 	src := w.From
 	for _, r := range rules {
-		if r.Kind != Transition {
-			continue
+		if r.Kind != Transition || slices.Contains(w.beside, r) {
+			continue // the rules beside the lead: see content
 		}
 		applies := func(x *Run) bool { return x.When == nil || x.When.Contains(src) }
 		effects := func(list []*Run) {
@@ -156,8 +156,10 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 				tr.Actions = append(tr.Actions, e.Action)
 			}
 		}
-		for _, e := range r.Actions {
-			tr.Actions = append(tr.Actions, e.Action)
+		for _, x := range w.content(r) {
+			for _, e := range x.Actions {
+				tr.Actions = append(tr.Actions, e.Action)
+			}
 		}
 		for _, x := range r.Entries {
 			for _, e := range x.Actions {

@@ -208,6 +208,9 @@ func intoEntries(run *fsm.Run) []string {
 		}
 		for _, x := range run.Into.Enter {
 			out = append(out, "entry "+x.State.Name)
+			// A parallel state inside the region (the target, or on
+			// the way to it): its regions through their Start.
+			out = append(out, regionEntries(x.State)...)
 		}
 	}
 	return out

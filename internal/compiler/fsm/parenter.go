@@ -155,13 +155,9 @@ func (e *entering) refusal(to spec.String, r *specRegion) string {
 	} else {
 		leaves = []*spec.State{e.descend(e.states[to.Value])}
 	}
-	for _, other := range e.siblings(r) {
-		if l := e.descend(other.root); l.Parallel.Value {
-			return ": region " + other.root.Name.Value + " would enter parallel state " + l.Name.Value + " inside it, which fsmgen does not enter from outside " + p + " yet; target " + p
-		}
-	}
+	history := len(leaves) > 1 || strings.HasSuffix(to.Value, historySuffix)
 	for _, leaf := range leaves {
-		if why := e.leafRefusal(leaf, r, p); why != "" {
+		if why := e.leafRefusal(leaf, r, p, history); why != "" {
 			return why
 		}
 	}
@@ -169,10 +165,11 @@ func (e *entering) refusal(to spec.String, r *specRegion) string {
 }
 
 // leafRefusal says why fsmgen does not enter leaf, inside region r of
-// parallel state p, from outside p; "" when it does.
-func (e *entering) leafRefusal(leaf *spec.State, r *specRegion, p string) string {
-	if leaf.Parallel.Value {
-		return ": it is entered down to parallel state " + leaf.Name.Value + " inside region " + r.root.Name.Value + ", which fsmgen does not enter from outside " + p + " yet; target " + p
+// parallel state p, from outside p (through a history when history is
+// set); "" when it does.
+func (e *entering) leafRefusal(leaf *spec.State, r *specRegion, p string, history bool) string {
+	if leaf.Parallel.Value && history {
+		return ": the history may resume parallel state " + leaf.Name.Value + " inside region " + r.root.Name.Value + ", which fsmgen does not resume from outside " + p + " yet; target " + leaf.Name.Value + " itself, or " + p
 	}
 	if c := e.restingDone(leaf); c != nil {
 		return ": it is entered down to final state " + leaf.Name.Value + ", whose composite state " + c.Name.Value + " has a done transition whose guards end without an else, and fsmgen does not test them in the step that enters a region from outside " + p + " yet; target another state of " + c.Name.Value + ", or end the guards with else"
@@ -219,20 +216,6 @@ func (e *entering) resumedLeaves(h *spec.State) []*spec.State {
 			add(s)
 		}
 	})
-	return out
-}
-
-// siblings returns the regions of r's parallel state: the region that
-// holds the target is checked for its leaf, the others for their
-// initial ones.
-func (e *entering) siblings(r *specRegion) []*specRegion {
-	var out []*specRegion
-	for _, o := range e.regionOf {
-		if o.par == r.par && o.host == nil && !slices.Contains(out, o) {
-			out = append(out, o)
-		}
-	}
-	slices.SortFunc(out, func(a, b *specRegion) int { return a.place - b.place })
 	return out
 }
 
@@ -397,6 +380,14 @@ func (m *Machine) enteredConfig(w *Way) []*State {
 			}
 		}
 	}
+	// The regions of the parallel states inside the regions, entered
+	// through their initial leaves where their hosts are entered.
+	for _, reg := range w.To.Flat {
+		if reg.Host != nil {
+			cfg[reg.Index] = nil
+		}
+	}
+	w.To.settleHosts(cfg)
 	return cfg
 }
 

@@ -463,7 +463,7 @@ func (g *goGen) regionRun(run *fsm.Run, from jen.Code, compute bool) []jen.Code 
 	case run.Entry && run.Resume != nil:
 		c, a = g.regionResume(run.State, run.Resume)
 	case run.Entry && run.Into != nil:
-		c, a = g.regionInto(run.State, run.Into)
+		c, a = g.regionInto(run.State, run)
 	case run.Entry:
 		c, a = g.regionEnter(run.State)
 	default:

@@ -8,13 +8,13 @@ import (
 
 // regionInto returns what entering parallel state s computes (the leaf
 // of each region) and hands out (the regions' entries, in document
-// order), for a rule into a state inside one of its regions, entered
-// through leaf into (SCXML 1.0 §3.13, enterStates): that region enters
-// into's ancestors inside it down to into, the others their initial
-// leaves, as regionEnter does, and a parallel state among them (into
-// itself, or one a region starts in) its regions through their initial
-// leaves; the regions of the parallel states inside regions that are not
-// entered hold no leaf.
+// order), for run, the entry of a rule into a state inside one of its
+// regions (Run.Into; SCXML 1.0 §3.13, enterStates): that region enters
+// the target's ancestors inside it down to the leaf it is entered in,
+// the others their initial leaves, as regionEnter does, and a parallel
+// state among them (the target, one on the way to it, or one a region
+// starts in) its regions so in turn (Run.IntoLeaf); the regions of the
+// parallel states inside regions that are not entered hold no leaf.
 //
 //	m.rgn[0] = StatePlaying
 //	m.rgn[1] = StateNormal
@@ -22,28 +22,28 @@ import (
 //	m.h.StartAudio()
 //	<Playing's timer started>
 //	m.h.Normalised()
-func (g *goGen) regionInto(s, into *fsm.State) (compute, acts []jen.Code) {
+func (g *goGen) regionInto(s *fsm.State, run *fsm.Run) (compute, acts []jen.Code) {
 	set := map[*fsm.Region]bool{}
-	var enter func(reg *fsm.Region, leaf *fsm.State, runs []*fsm.Run)
-	enter = func(reg *fsm.Region, leaf *fsm.State, runs []*fsm.Run) {
+	var enter func(reg *fsm.Region)
+	enter = func(reg *fsm.Region) {
 		set[reg] = true
+		leaf, runs := reg.Initial, reg.Start
+		if l := run.IntoLeaf(reg); l != nil {
+			leaf, runs = l, l.Enter
+		}
 		compute = append(compute, rgn(reg).Op("=").Id(leaf.KindName))
-		for _, run := range runs {
-			acts = append(acts, g.inlineRun(run)...)
-			if hosting(run) {
+		for _, x := range runs {
+			acts = append(acts, g.inlineRun(x)...)
+			if hosting(x) {
 				// A parallel state inside the region, entered with it.
-				for _, in := range run.State.Regions {
-					enter(in, in.Initial, in.Start)
+				for _, in := range x.State.Regions {
+					enter(in)
 				}
 			}
 		}
 	}
 	for _, reg := range s.Regions {
-		if reg != into.Region {
-			enter(reg, reg.Initial, reg.Start)
-			continue
-		}
-		enter(reg, into, into.Enter)
+		enter(reg)
 	}
 	for _, reg := range s.Flat {
 		if !set[reg] {

@@ -170,8 +170,8 @@ func restlessEntry(r *fsm.Rule) *fsm.State {
 // initial leaf.
 func entered(r *fsm.Rule, reg *fsm.Region) *fsm.State {
 	for _, run := range r.Entries {
-		if run.Entry && run.Into != nil && run.Into.Region == reg {
-			return run.Into
+		if l := run.IntoLeaf(reg); run.Entry && l != nil {
+			return l
 		}
 	}
 	return reg.Initial

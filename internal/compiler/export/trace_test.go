@@ -197,21 +197,30 @@ func resumedEntries(p *fsm.State, cfg map[*fsm.Region]*fsm.State) []string {
 
 // intoEntries lists the entries of the regions of the parallel state
 // that run, of a rule into a state inside one of them, enters: in
-// document order, the target's region down to run.Into, the others
-// through their Start (SCXML 1.0 §3.13, enterStates).
+// document order, the target's region down to run.Into (through the
+// parallel states on the way, see Run.IntoLeaf), the others through their
+// Start (SCXML 1.0 §3.13, enterStates).
 func intoEntries(run *fsm.Run) []string {
 	var out []string
-	for _, reg := range run.State.Regions {
-		if reg != run.Into.Region {
-			out = append(out, regionEntries(&fsm.State{Regions: []*fsm.Region{reg}})...)
-			continue
+	var enter func(reg *fsm.Region)
+	enter = func(reg *fsm.Region) {
+		runs := reg.Start
+		if l := run.IntoLeaf(reg); l != nil {
+			runs = l.Enter
 		}
-		for _, x := range run.Into.Enter {
+		for _, x := range runs {
 			out = append(out, "entry "+x.State.Name)
-			// A parallel state inside the region (the target, or on
-			// the way to it): its regions through their Start.
-			out = append(out, regionEntries(x.State)...)
+			if x.State.Region != nil {
+				// A parallel state inside the region (the target, or on
+				// the way to it): its regions in turn.
+				for _, in := range x.State.Regions {
+					enter(in)
+				}
+			}
 		}
+	}
+	for _, reg := range run.State.Regions {
+		enter(reg)
 	}
 	return out
 }

@@ -126,10 +126,16 @@ func (e *entering) outcome(o *spec.Outcome, pos diag.Pos, diags *diag.List) bool
 		return false
 	}
 	e.targets[pos] = o.To.Value // (a history's name kept: see enterInside)
-	if !slices.Contains(r.entered, name) {
-		r.entered = append(r.entered, name)
+	// The region is entered through the target, and for a region of a
+	// parallel state inside another region's state, that region through
+	// the parallel state, and so on out.
+	n := name
+	for x := r; x != nil; n, x = x.par.Name.Value, x.host {
+		if !slices.Contains(x.entered, n) {
+			x.entered = append(x.entered, n)
+		}
 	}
-	o.To = spec.String{Value: r.par.Name.Value, Pos: o.To.Pos, Set: true}
+	o.To = spec.String{Value: r.top.Name.Value, Pos: o.To.Pos, Set: true}
 	return true
 }
 
@@ -139,8 +145,8 @@ func (e *entering) outcome(o *spec.Outcome, pos diag.Pos, diags *diag.List) bool
 func (e *entering) refusal(to spec.String, r *specRegion) string {
 	p := r.top.Name.Value
 	switch {
-	case r.host != nil:
-		return ", inside parallel state " + r.par.Name.Value + " in region " + r.host.root.Name.Value + ", yet: fsmgen enters from outside " + p + " only the states of its regions outside the parallel states inside them; target " + p + ", or a state of region " + r.host.root.Name.Value + " outside " + r.par.Name.Value
+	case r.host != nil && strings.HasSuffix(to.Value, historySuffix):
+		return ", inside parallel state " + r.par.Name.Value + " in region " + r.host.root.Name.Value + ", yet: fsmgen enters a history from outside " + p + " only in the states of its regions outside the parallel states inside them; target a state of " + strings.TrimSuffix(to.Value, historySuffix) + ", or " + r.par.Name.Value
 	case len(r.groups) > 0:
 		g := r.groups[len(r.groups)-1].Name.Value
 		return ", inside parallel state " + g + " nested as a region of " + p + ", yet: fsmgen enters a state inside a region from outside only in a region of " + p + " itself; target " + p
@@ -269,7 +275,7 @@ func enterInside(m *Machine, e *entering, inRegion map[string]*State) {
 		}
 		name, hist := strings.CutSuffix(name, historySuffix)
 		a := inRegion[name]
-		if a == nil || a.Region == nil || a.Region.Parallel != r.To {
+		if a == nil || a.Region == nil || a.Region.Top() != r.To {
 			continue
 		}
 		into(r, descend(a))
@@ -364,8 +370,39 @@ func (m *Machine) Entered(run *Run) []*State {
 		return nil
 	}
 	out := make([]*State, len(m.Regions))
-	out[run.Into.Region.Index] = run.Into
+	for _, reg := range m.Regions {
+		out[reg.Index] = run.IntoLeaf(reg)
+	}
 	return out
+}
+
+// IntoLeaf returns, for the entry of a parallel state that a rule into a
+// state inside one of its regions runs (Run.Into), the leaf that region
+// reg is entered in: Into for Into's region; for a region that holds the
+// parallel state around Into's region (Region.Within), that parallel
+// state, and so on out; nil for the others (entered through their initial
+// leaves) and for other runs.
+func (run *Run) IntoLeaf(reg *Region) *State {
+	if run == nil || run.Into == nil {
+		return nil
+	}
+	leaf := run.Into
+	for r := run.Into.Region; r != nil; leaf, r = r.Within, r.Host {
+		if r == reg {
+			return leaf
+		}
+	}
+	return nil
+}
+
+// Top returns the parallel state of the machine around region reg: its
+// own, or for a region of a parallel state inside another region's
+// state, the outermost one's.
+func (reg *Region) Top() *State {
+	for reg.Host != nil {
+		reg = reg.Host
+	}
+	return reg.Parallel
 }
 
 // enteredConfig returns the leaves of the regions after way w, which
@@ -373,10 +410,11 @@ func (m *Machine) Entered(run *Run) []*State {
 // region a rule of w enters through a state inside it.
 func (m *Machine) enteredConfig(w *Way) []*State {
 	cfg := initialConfig(m)
+	var into *Run
 	for _, r := range w.Rules {
 		for _, run := range r.Entries {
 			if run.Into != nil && run.State == w.To {
-				cfg[run.Into.Region.Index] = run.Into
+				into = run
 			}
 		}
 	}
@@ -385,6 +423,9 @@ func (m *Machine) enteredConfig(w *Way) []*State {
 	for _, reg := range w.To.Flat {
 		if reg.Host != nil {
 			cfg[reg.Index] = nil
+		}
+		if l := into.IntoLeaf(reg); l != nil {
+			cfg[reg.Index] = l
 		}
 	}
 	w.To.settleHosts(cfg)
@@ -412,8 +453,8 @@ func enteredOverwrites(m *Machine, diags *diag.List) {
 			var list []writer
 			for _, reg := range p.Regions {
 				runs := reg.Start
-				if reg == run.Into.Region {
-					runs = run.Into.Enter
+				if l := run.IntoLeaf(reg); l != nil {
+					runs = l.Enter
 				}
 				for i, x := range runs {
 					if len(x.Stores) > 0 {

@@ -87,7 +87,7 @@ func (m *Machine) regionTrace(moves []*Rule, regs []*Region, cfg, resumed []*Sta
 				} else if x.Into != nil {
 					from = m.Entered(x)
 				}
-				out = append(out, m.enterRegions(x.State, from, run)...)
+				out = append(out, m.enterRegions(x.State, from, x.Resume == nil && x.Into != nil, run)...)
 			}
 		}
 	}
@@ -176,8 +176,10 @@ func (m *Machine) leaveEffects(s *State, cfg []*State) []*Func {
 // enterRegions returns the entry actions of the regions of parallel
 // state s, entered into their initial leaves, or the leaves resumed
 // gives (by Region.Index; nil for the initial ones), in document order,
-// and starts their timers in run.
-func (m *Machine) enterRegions(s *State, resumed []*State, run *timerRun) []*Action {
+// and starts their timers in run. into says resumed are the leaves a rule
+// into a state inside a region enters (Machine.Entered), which reach the
+// regions of the parallel states inside the regions too.
+func (m *Machine) enterRegions(s *State, resumed []*State, into bool, run *timerRun) []*Action {
 	var out []*Action
 	for _, reg := range s.Regions {
 		runs := reg.Start
@@ -198,8 +200,14 @@ func (m *Machine) enterRegions(s *State, resumed []*State, run *timerRun) []*Act
 				out = append(out, e.Action)
 			}
 			if hosting(x) && x.State != s {
-				// A parallel state inside the region, entered with it.
-				out = append(out, m.enterRegions(x.State, nil, run)...)
+				// A parallel state inside the region, entered with it:
+				// through the leaves a rule into a state inside its
+				// regions enters them in (see Run.IntoLeaf).
+				var in []*State
+				if into {
+					in = resumed
+				}
+				out = append(out, m.enterRegions(x.State, in, into, run)...)
 			}
 		}
 	}

@@ -233,8 +233,8 @@ func restlessHistory(m *Machine, diags *diag.List) bool {
 		walk(reg.Initial, "starts in transient state "+reg.Initial.Name)
 		for _, r := range m.Rules {
 			for _, run := range r.Entries {
-				if run.Into != nil && run.Into.Region == reg {
-					walk(run.Into, "is entered through transient state "+run.Into.Name+" by rule "+r.Label)
+				if l := run.IntoLeaf(reg); l != nil {
+					walk(l, "is entered through transient state "+l.Name+" by rule "+r.Label)
 				}
 			}
 		}

@@ -175,7 +175,7 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 			} else if x.Into != nil {
 				resumed = m.Entered(x)
 			}
-			tr.Actions = append(tr.Actions, m.enterRegions(x.State, resumed, &run)...)
+			tr.Actions = append(tr.Actions, m.enterRegions(x.State, resumed, x.Resume == nil && x.Into != nil, &run)...)
 		}
 		tr.Effects = append(tr.Effects, run.drain()...)
 		if r.To != nil {
@@ -209,7 +209,7 @@ func (m *Machine) witnesses() {
 				start.ids[e.Args[0].Timer] = start.last
 			}
 		}
-		m.enterRegions(x.State, nil, &start)
+		m.enterRegions(x.State, nil, false, &start)
 	}
 	for _, p := range m.Paths {
 		up := -1

@@ -420,11 +420,11 @@ func (g *chartGen) leaving(n *rnode) string {
 
 // entering may pick, for a row from n outside every region, a target
 // inside a region of a parallel state P outside regions (not one nested
-// as a region): a state of the region outside the parallel states inside
-// it, or the history of one (drawn from a stream of its own, so the
-// charts are otherwise those of the seed before); "" otherwise. fsmgen
-// refuses some (a target entered down to a parallel state): the harness
-// draws another chart then.
+// as a region): a state of the region, inside the parallel states inside
+// it too, or the history of one outside them (drawn from a stream of its
+// own, so the charts are otherwise those of the seed before); "" otherwise.
+// fsmgen refuses some (a history that may resume a parallel state): the
+// harness draws another chart then.
 func (g *chartGen) entering(n *rnode) string {
 	if n.region() != nil || g.into.Float64() >= 0.1 {
 		return ""
@@ -432,14 +432,15 @@ func (g *chartGen) entering(n *rnode) string {
 	var can []string
 	for _, s := range g.nodes() {
 		reg := s.region()
-		if s.kind == regionNode || reg == nil || s.group || reg.parent.group || reg.parent.region() != nil {
+		if s.kind == regionNode || reg == nil || s.group || reg.parent.group {
 			continue
 		}
-		if slices.ContainsFunc(g.nodes(), func(q *rnode) bool { return (q.hosted || q.group) && s.inside(q) }) {
-			continue // inside a parallel state inside the region
+		if slices.ContainsFunc(g.nodes(), func(q *rnode) bool { return q.group && s.inside(q) }) {
+			continue // inside a parallel state nested as a region
 		}
 		can = append(can, s.name)
-		if s.history != "" {
+		if s.history != "" && reg.parent.region() == nil {
+			// (not inside a parallel state inside a region's state)
 			can = append(can, s.name+".history")
 		}
 	}

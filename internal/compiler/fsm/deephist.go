@@ -148,7 +148,9 @@ func (b *builder) enters() {
 	for _, l := range b.m.States {
 		c := &runCtx{taken: map[string]bool{"m": true, "b": true, "h": true}, written: map[*Data]bool{}}
 		for _, s := range l.Path() {
-			if s.Entry != nil || len(s.Timers) > 0 {
+			if s.Entry != nil || len(s.Timers) > 0 || b.parallel(s) {
+				// (a parallel state inside the region: its regions are
+				// entered with it, see Run.IntoLeaf)
 				run := &Run{State: s, Entry: true}
 				b.resolveRun(run, c)
 				l.Enter = append(l.Enter, run)

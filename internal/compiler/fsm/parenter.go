@@ -174,6 +174,13 @@ func (e *entering) refusal(to spec.String, r *specRegion) string {
 // parallel state p, from outside p (through a history when history is
 // set); "" when it does.
 func (e *entering) leafRefusal(leaf *spec.State, r *specRegion, p string, history bool) string {
+	if r.host != nil && (leaf.Transient.Value || leaf.Final.Value) {
+		kind := "transient"
+		if leaf.Final.Value {
+			kind = "final"
+		}
+		return ": it is entered down to " + kind + " state " + leaf.Name.Value + " of region " + r.root.Name.Value + " of parallel state " + r.par.Name.Value + ", inside a region's state, and fsmgen does not settle such a state in the step that enters " + p + " from outside yet; target another state of region " + r.root.Name.Value + ", or " + r.par.Name.Value
+	}
 	if leaf.Parallel.Value && history {
 		return ": the history may resume parallel state " + leaf.Name.Value + " inside region " + r.root.Name.Value + ", which fsmgen does not resume from outside " + p + " yet; target " + leaf.Name.Value + " itself, or " + p
 	}

@@ -76,24 +76,27 @@ func (b *beside) regions(before bool) []*fsm.Region {
 // history) is emitted, the steps of the regions before it or after it
 // that the observer sees.
 func (b *beside) steps(r *fsm.Rule, before bool) []jen.Code {
-	if !b.at(r) {
-		return nil
-	}
-	var out []jen.Code
-	for _, reg := range b.regions(before) {
-		out = append(out, b.g.ruleSwitch(reg, b.e, func(x *fsm.Rule) []jen.Code {
-			if !besideRule(x) {
-				return nil
-			}
-			return []jen.Code{core().Dot("Beside").Call(jen.Lit(x.Index))}
-		})...)
-	}
-	return out
+	return b.each(r, before, func(x *fsm.Rule) []jen.Code {
+		return []jen.Code{core().Dot("Beside").Call(jen.Lit(x.Index))}
+	})
 }
 
 // actions emits, where rule r's actions are, the actions of the rules
 // without a target of the regions before it or after it.
 func (b *beside) actions(r *fsm.Rule, before bool) []jen.Code {
+	return b.each(r, before, func(x *fsm.Rule) []jen.Code {
+		var acts []jen.Code
+		for _, e := range x.Actions {
+			acts = append(acts, b.g.emitAction(e)...)
+		}
+		return acts
+	})
+}
+
+// each emits, where rule r is emitted, a switch over the pick of each
+// region before it or after it, with body's code for the rules it takes
+// beside r.
+func (b *beside) each(r *fsm.Rule, before bool, body func(*fsm.Rule) []jen.Code) []jen.Code {
 	if !b.at(r) {
 		return nil
 	}
@@ -103,11 +106,7 @@ func (b *beside) actions(r *fsm.Rule, before bool) []jen.Code {
 			if !besideRule(x) {
 				return nil
 			}
-			var acts []jen.Code
-			for _, e := range x.Actions {
-				acts = append(acts, b.g.emitAction(e)...)
-			}
-			return acts
+			return body(x)
 		})...)
 	}
 	return out

@@ -260,24 +260,39 @@ func (g *goGen) genKindText() {
 	}
 }
 
-// regionEnter returns what entering parallel state s computes (each
-// region starts in its initial leaf) and hands out (the entries of each
-// region, in document order, after s's own).
+// regionEnter returns what entering parallel state s by run computes
+// (each region starts in its initial leaf) and hands out (the entries of
+// each region, in document order, after s's own). For a rule into a state
+// inside one of s's regions (Run.Into; SCXML 1.0 §3.13, enterStates),
+// that region enters the target's ancestors inside it down to the leaf it
+// is entered in instead (Run.IntoLeaf).
 //
-// A parallel state inside a region that a region enters first is entered
-// after its entry, in turn; the other regions of parallel states inside
-// s's regions are in no state (zero).
-func (g *goGen) regionEnter(s *fsm.State) (compute, acts []jen.Code) {
+// A parallel state inside a region that a region enters (first, or on
+// the way to the target) is entered after its entry, its regions so in
+// turn; the other regions of parallel states inside s's regions are in
+// no state (zero).
+//
+//	m.rgn[0] = StatePlaying
+//	m.rgn[1] = StateNormal
+//	m.rgn[2] = 0
+//	m.h.StartAudio()
+//	<Playing's timer started>
+//	m.h.Normalised()
+func (g *goGen) regionEnter(s *fsm.State, run *fsm.Run) (compute, acts []jen.Code) {
 	set := map[*fsm.Region]bool{}
 	var enter func(s *fsm.State)
 	enter = func(s *fsm.State) {
 		for _, reg := range s.Regions {
 			set[reg] = true
-			compute = append(compute, rgn(reg).Op("=").Id(reg.Initial.KindName))
-			for _, run := range reg.Start {
-				acts = append(acts, g.inlineRun(run)...)
-				if hosting(run) {
-					enter(run.State)
+			leaf, runs := reg.Initial, reg.Start
+			if l := run.IntoLeaf(reg); l != nil {
+				leaf, runs = l, l.Enter
+			}
+			compute = append(compute, rgn(reg).Op("=").Id(leaf.KindName))
+			for _, x := range runs {
+				acts = append(acts, g.inlineRun(x)...)
+				if hosting(x) {
+					enter(x.State)
 				}
 			}
 		}
@@ -462,10 +477,8 @@ func (g *goGen) regionRun(run *fsm.Run, from jen.Code, compute bool) []jen.Code 
 	switch {
 	case run.Entry && run.Resume != nil:
 		c, a = g.regionResume(run.State, run.Resume)
-	case run.Entry && run.Into != nil:
-		c, a = g.regionInto(run.State, run)
 	case run.Entry:
-		c, a = g.regionEnter(run.State)
+		c, a = g.regionEnter(run.State, run)
 	default:
 		var when jen.Code
 		if run.When != nil {

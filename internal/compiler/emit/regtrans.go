@@ -158,23 +158,11 @@ func (g *goGen) genMacro() {
 // targets (Run.Into); nil otherwise.
 func restlessEntry(r *fsm.Rule) *fsm.State {
 	for _, run := range r.Entries {
-		if run.Entry && run.State.Regions != nil && slices.ContainsFunc(run.State.Regions, func(reg *fsm.Region) bool { return entered(r, reg).LeftOnEntry() }) {
+		if run.Entry && run.State.Regions != nil && slices.ContainsFunc(run.State.Regions, r.LeftOnEntry) {
 			return run.State
 		}
 	}
 	return nil
-}
-
-// entered returns the leaf rule r, which enters reg's parallel state,
-// enters region reg in: the leaf r targets inside it (Run.Into), or its
-// initial leaf.
-func entered(r *fsm.Rule, reg *fsm.Region) *fsm.State {
-	for _, run := range r.Entries {
-		if l := run.IntoLeaf(reg); run.Entry && l != nil {
-			return l
-		}
-	}
-	return reg.Initial
 }
 
 // entrySettle emits what follows the entries of rule r when it enters a
@@ -212,14 +200,14 @@ func (g *goGen) entrySettle(r *fsm.Rule) []jen.Code {
 		// transient states the loop takes with the others; or one
 		// resumed in a final state it may rest in, whose done event the
 		// resuming raised again.
-		if settles && entered(r, reg).LeftOnEntry() || slices.Contains(rests, reg) {
+		if settles && r.LeftOnEntry(reg) || slices.Contains(rests, reg) {
 			regs = append(regs, reg)
 		}
 	}
 	// Every region of p, or of a parallel state nested in it with a done
 	// transition, may end in the step that enters it.
 	ends := settles && slices.ContainsFunc(p.DoneOrder(), func(q *fsm.State) bool {
-		return !slices.ContainsFunc(q.Regions, func(reg *fsm.Region) bool { return !entered(r, reg).Ends() })
+		return !slices.ContainsFunc(q.Regions, func(reg *fsm.Region) bool { return !r.EnteredLeaf(reg).Ends() })
 	})
 	out := []jen.Code{settleLoop(regs)}
 	if ends || (done == p || hostsMayEnd(p) || rests != nil) && p.Completion != nil {

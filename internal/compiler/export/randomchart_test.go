@@ -423,7 +423,7 @@ func (g *chartGen) leaving(n *rnode) string {
 // as a region): a state of the region, inside the parallel states inside
 // it too, or the history of one outside them (drawn from a stream of its
 // own, so the charts are otherwise those of the seed before); "" otherwise.
-// fsmgen refuses some (a history that may resume a parallel state): the
+// fsmgen refuses some (a deep history that may resume a parallel state): the
 // harness draws another chart then.
 func (g *chartGen) entering(n *rnode) string {
 	if n.region() != nil || g.into.Float64() >= 0.1 {

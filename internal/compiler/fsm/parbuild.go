@@ -429,8 +429,9 @@ func regionRow(t *spec.Transition, r *specRegion, regionOf map[string]*specRegio
 	for _, to := range targets(t) {
 		switch o := regionOf[strings.TrimSuffix(to.Value, historySuffix)]; {
 		case o == r:
-		case o != nil && o.host == r:
-			diags.Errorf(to.Pos, "region %s cannot move to %s, inside region %s of parallel state %s: %s is entered through all its regions at once; target %s itself", r.root.Name.Value, to.Value, o.root.Name.Value, o.par.Name.Value, o.par.Name.Value, o.par.Name.Value)
+		case o != nil && o.within(r) != nil:
+			q := o.within(r).par.Name.Value
+			diags.Errorf(to.Pos, "region %s cannot move to %s, inside region %s of parallel state %s: %s is entered through all its regions at once; target %s itself", r.root.Name.Value, to.Value, o.root.Name.Value, o.par.Name.Value, q, q)
 		case o != nil && o.par == r.par:
 			diags.Errorf(to.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s: regions are independent (UML 2.5.1 §14.2.3.4.3; SCXML would leave and re-enter the whole parallel state); write the row from %s, or send an event the other region handles", r.root.Name.Value, to.Value, o.root.Name.Value, r.par.Name.Value, r.par.Name.Value)
 		case o != nil && o.top != r.top:

@@ -126,17 +126,43 @@ func (e *entering) outcome(o *spec.Outcome, pos diag.Pos, diags *diag.List) bool
 		return false
 	}
 	e.targets[pos] = o.To.Value // (a history's name kept: see enterInside)
-	// The region is entered through the target, and for a region of a
-	// parallel state inside another region's state, that region through
-	// the parallel state, and so on out.
-	n := name
-	for x := r; x != nil; n, x = x.par.Name.Value, x.host {
-		if !slices.Contains(x.entered, n) {
-			x.entered = append(x.entered, n)
-		}
-	}
+	enteredThrough(r, name)
 	o.To = spec.String{Value: r.top.Name.Value, Pos: o.To.Pos, Set: true}
 	return true
+}
+
+// enteredThrough records that region r is entered through state name:
+// and for a region of a parallel state inside another region's state,
+// that region through the parallel state, and so on out.
+func enteredThrough(r *specRegion, name string) {
+	for x := r; x != nil; name, x = x.par.Name.Value, x.host {
+		if !slices.Contains(x.entered, name) {
+			x.entered = append(x.entered, name)
+		}
+	}
+}
+
+// within returns the region of the parallel state inside one of region
+// o's states that holds region r: r itself when o is its host, or the
+// region of that parallel state around r's host, and so on out; nil when
+// r is not inside o.
+func (r *specRegion) within(o *specRegion) *specRegion {
+	for x := r; x.host != nil; x = x.host {
+		if x.host == o {
+			return x
+		}
+	}
+	return nil
+}
+
+// outermost returns the region of the parallel state outside regions
+// that holds region r: r itself, or for a region of a parallel state
+// inside another region's state, that region, and so on out.
+func (r *specRegion) outermost() *specRegion {
+	for r.host != nil {
+		r = r.host
+	}
+	return r
 }
 
 // refusal says why fsmgen does not enter target to, inside region r,
@@ -161,9 +187,9 @@ func (e *entering) refusal(to spec.String, r *specRegion) string {
 	} else {
 		leaves = []*spec.State{e.descend(e.states[to.Value])}
 	}
-	history := len(leaves) > 1 || strings.HasSuffix(to.Value, historySuffix)
+	deep := strings.HasSuffix(to.Value, historySuffix) && e.states[strings.TrimSuffix(to.Value, historySuffix)].History.Value == "deep"
 	for _, leaf := range leaves {
-		if why := e.leafRefusal(leaf, r, p, history); why != "" {
+		if why := e.leafRefusal(leaf, r, p, deep); why != "" {
 			return why
 		}
 	}
@@ -171,18 +197,14 @@ func (e *entering) refusal(to spec.String, r *specRegion) string {
 }
 
 // leafRefusal says why fsmgen does not enter leaf, inside region r of
-// parallel state p, from outside p (through a history when history is
-// set); "" when it does.
-func (e *entering) leafRefusal(leaf *spec.State, r *specRegion, p string, history bool) string {
-	if r.host != nil && (leaf.Transient.Value || leaf.Final.Value) {
-		kind := "transient"
-		if leaf.Final.Value {
-			kind = "final"
-		}
-		return ": it is entered down to " + kind + " state " + leaf.Name.Value + " of region " + r.root.Name.Value + " of parallel state " + r.par.Name.Value + ", inside a region's state, and fsmgen does not settle such a state in the step that enters " + p + " from outside yet; target another state of region " + r.root.Name.Value + ", or " + r.par.Name.Value
-	}
-	if leaf.Parallel.Value && history {
-		return ": the history may resume parallel state " + leaf.Name.Value + " inside region " + r.root.Name.Value + ", which fsmgen does not resume from outside " + p + " yet; target " + leaf.Name.Value + " itself, or " + p
+// parallel state p, from outside p (through a deep history when deep is
+// set); "" when it does. A shallow history that resumes a parallel state
+// inside the region enters it anew, through its regions' initial states
+// (SCXML 1.0 §3.10: the remembered child's default entry), as a rule
+// that targets it does; a deep one would resume its regions' leaves.
+func (e *entering) leafRefusal(leaf *spec.State, r *specRegion, p string, deep bool) string {
+	if leaf.Parallel.Value && deep {
+		return ": the deep history may resume parallel state " + leaf.Name.Value + " inside region " + r.root.Name.Value + ", whose regions' leaves fsmgen does not resume from outside " + p + " yet; target " + leaf.Name.Value + " itself, make the history shallow, or target " + p
 	}
 	if c := e.restingDone(leaf); c != nil {
 		return ": it is entered down to final state " + leaf.Name.Value + ", whose composite state " + c.Name.Value + " has a done transition whose guards end without an else, and fsmgen does not test them in the step that enters a region from outside " + p + " yet; target another state of " + c.Name.Value + ", or end the guards with else"
@@ -492,7 +514,7 @@ func (e *entering) across(t *spec.Transition, r *specRegion, diags *diag.List) b
 	one := func(o *spec.Outcome, pos diag.Pos) {
 		name := strings.TrimSuffix(o.To.Value, historySuffix)
 		other := e.regionOf[name]
-		if !o.To.Set || other == nil || other == r || other.par != r.par || other.host != nil || len(other.groups) > 0 {
+		if !o.To.Set || other == nil || other.outermost() == r || other.top != r.par || len(other.groups) > 0 {
 			return
 		}
 		why := e.refusal(o.To, other)
@@ -505,9 +527,7 @@ func (e *entering) across(t *spec.Transition, r *specRegion, diags *diag.List) b
 			return
 		}
 		e.targets[pos] = name
-		if !slices.Contains(other.entered, name) {
-			other.entered = append(other.entered, name)
-		}
+		enteredThrough(other, name)
 		o.To = spec.String{Value: r.par.Name.Value, Pos: o.To.Pos, Set: true}
 	}
 	one(&t.Outcome, t.Pos)

@@ -206,6 +206,30 @@ func (s *State) Restless() bool {
 // inside the region whose regions start so.
 func (s *State) LeftOnEntry() bool { return s.Settles() || s.Regions != nil && s.Restless() }
 
+// EnteredLeaf returns the leaf rule r, which enters reg's parallel state
+// anew, enters region reg in: the leaf on the way to the state r targets
+// inside a region (Run.IntoLeaf), or reg's initial leaf.
+func (r *Rule) EnteredLeaf(reg *Region) *State {
+	for _, run := range r.Entries {
+		if l := run.IntoLeaf(reg); run.Entry && l != nil {
+			return l
+		}
+	}
+	return reg.Initial
+}
+
+// LeftOnEntry reports whether region reg, which rule r enters anew,
+// leaves the leaf it is entered in (EnteredLeaf) in the same step: the
+// leaf settles, or is a parallel state inside the region one of whose
+// regions r so enters in turn. Unlike State.LeftOnEntry it follows a rule
+// from outside down to its target inside a parallel state inside a
+// region's state (SCXML 1.0 §3.13: the eventless transitions after the
+// microstep that enters them).
+func (r *Rule) LeftOnEntry(reg *Region) bool {
+	leaf := r.EnteredLeaf(reg)
+	return leaf.Settles() || slices.ContainsFunc(leaf.Regions, r.LeftOnEntry)
+}
+
 // EntersRestless reports whether rule r of a region enters a parallel
 // state inside a region (anew) whose regions start in a leaf they never
 // rest in (see Restless).

@@ -27,7 +27,7 @@ import (
 // fire, a chart a target cannot express) is left to the caller, which
 // draws another.
 func randomChart(seed uint64) string {
-	g := &chartGen{r: rand.New(rand.NewPCG(seed, seed*7919+1)), in: rand.New(rand.NewPCG(seed, seed*104729+3)), out: rand.New(rand.NewPCG(seed, seed*15485863+5)), into: rand.New(rand.NewPCG(seed, seed*32452843+7)), name: fmt.Sprintf("Random%d", seed)}
+	g := &chartGen{r: rand.New(rand.NewPCG(seed, seed*7919+1)), in: rand.New(rand.NewPCG(seed, seed*104729+3)), out: rand.New(rand.NewPCG(seed, seed*15485863+5)), into: rand.New(rand.NewPCG(seed, seed*32452843+7)), inward: rand.New(rand.NewPCG(seed, seed*49979687+11)), name: fmt.Sprintf("Random%d", seed)}
 	return g.chart()
 }
 
@@ -72,17 +72,19 @@ type chartGen struct {
 	r *rand.Rand
 	// in draws the In() guards of the rows outside regions, out the rows
 	// that leave a parallel state from inside a region (see leaving), into
-	// the rows from outside a parallel state into its regions (entering).
-	in, out, into *rand.Rand
-	name          string
-	n             int // states named so far
-	top           []*rnode
-	events        []string
-	guards        []string
-	actions       []string
-	rows          []string
-	taken         map[string]bool // from + event of the rows so far
-	star          string          // the event of the "*" row, if any
+	// the rows from outside a parallel state into its regions (entering),
+	// inward the rows of a region into the parallel states inside its
+	// states (see inward).
+	in, out, into, inward *rand.Rand
+	name                  string
+	n                     int // states named so far
+	top                   []*rnode
+	events                []string
+	guards                []string
+	actions               []string
+	rows                  []string
+	taken                 map[string]bool // from + event of the rows so far
+	star                  string          // the event of the "*" row, if any
 }
 
 func (g *chartGen) chance(p float64) bool { return g.r.Float64() < p }
@@ -450,6 +452,32 @@ func (g *chartGen) entering(n *rnode) string {
 	return can[g.into.IntN(len(can))]
 }
 
+// inwards may pick, for a row from n inside a region (not a region of a
+// parallel state nested as a region), a target inside a parallel state
+// inside one of the region's states, at any depth: a state of its
+// regions, not a history (drawn from a stream of its own, so the charts
+// are otherwise those of the seed before); "" otherwise.
+func (g *chartGen) inwards(n *rnode) string {
+	reg := n.region()
+	if reg == nil || reg.parent.group || g.inward.Float64() >= 0.15 {
+		return ""
+	}
+	var can []string
+	for _, s := range g.nodes() {
+		if s.kind == regionNode || s.group || s.region() == nil || s.region() == reg || !s.inside(reg) {
+			continue
+		}
+		if slices.ContainsFunc(g.nodes(), func(q *rnode) bool { return q.group && s.inside(q) }) {
+			continue // inside a parallel state nested as a region
+		}
+		can = append(can, s.name)
+	}
+	if len(can) == 0 {
+		return ""
+	}
+	return can[g.inward.IntN(len(can))]
+}
+
 // guard picks a guard for a row from n: a declared one or, inside a
 // region, In() of a state of another region of its parallel state, and
 // outside regions, In() of a state of the regions of a parallel state n
@@ -610,6 +638,9 @@ func (g *chartGen) chart() string {
 			to = out
 		}
 		if in := g.entering(s); in != "" {
+			to = in
+		}
+		if in := g.inwards(s); in != "" {
 			to = in
 		}
 		g.row(s, e, to, guard)

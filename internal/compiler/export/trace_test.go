@@ -96,9 +96,19 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 					entries = append(entries, resumedEntries(run.State, resumed)...)
 					continue
 				}
+				if run.Into != nil {
+					// A rule into a state inside a parallel state inside
+					// the region: down to it.
+					entries = append(entries, intoEntries(run)...)
+					continue
+				}
 				entries = append(entries, regionEntries(run.State)...)
 			}
-			if leaf := r.Target; leaf != nil {
+			leaf := r.Target
+			if r.EntersInside() {
+				leaf = r.To // the parallel state inside the region
+			}
+			if leaf != nil {
 				// The region's new leaf, which a parallel state's done
 				// transition, taken next in the same step, leaves.
 				for leaf.Composite() {

@@ -108,18 +108,15 @@ func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 	cw.moved = slices.Clone(w.moved[:w.micro])
 	cw.groups, cw.Final, cw.after, cw.To = nil, nil, 0, p
 	after := slices.Clone(w.Config)
-	var targeted []*Region
 	for i, r := range cw.Rules {
-		if r.To == nil {
-			continue
+		if r.To != nil {
+			after[cw.moved[i].Index] = r.To
 		}
-		after[cw.moved[i].Index] = r.To
-		targeted = append(targeted, cw.moved[i])
 	}
 	p.reenter(after, cw.Rules)
 	// The done events the rules raised, a parallel state's inside a
 	// region whose regions they made all final among them (see raised).
-	return m.settle(p, &cw, after, p.raised(nil, targeted, after))
+	return m.settle(p, &cw, after, p.raised(nil, p.targeted(cw.Rules, cw.moved), after))
 }
 
 // resumesEnd reports whether variant v of a region's rule into a history

@@ -34,7 +34,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 	groupDones(f.States, regions, hook, &diags)
 	for _, r := range regions {
 		sub := regionSpec(f, r, rows[r], lifts)
-		rh := &parHook{region: r, passes: leaves.passes}
+		rh := &parHook{region: r, passes: leaves.passes, entering: ents}
 		m, ds := build(sub, env, rh)
 		diags = append(diags, ds.Errors()...)
 		diags = append(diags, nowhere(r, ds)...)
@@ -396,6 +396,9 @@ func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, leaves *leavin
 			if leaves.take(&o, r, regionOf, diags) {
 				continue // a row that leaves the parallel state (see parleave.go)
 			}
+			if ents.inward(&o, r, diags) {
+				continue // into a parallel state inside a state of r, refused (see parinward.go)
+			}
 			regionRow(&o, r, regionOf, diags)
 			rows[r] = append(rows[r], o)
 		}
@@ -431,7 +434,7 @@ func regionRow(t *spec.Transition, r *specRegion, regionOf map[string]*specRegio
 		case o == r:
 		case o != nil && o.within(r) != nil:
 			q := o.within(r).par.Name.Value
-			diags.Errorf(to.Pos, "region %s cannot move to %s, inside region %s of parallel state %s: %s is entered through all its regions at once; target %s itself", r.root.Name.Value, to.Value, o.root.Name.Value, o.par.Name.Value, q, q)
+			diags.Errorf(to.Pos, "region %s cannot move to %s, inside region %s of parallel state %s, yet: fsmgen enters a state inside parallel state %s from region %s by a row only, not by a timer, nor inside a parallel state nested as a region there; target %s itself", r.root.Name.Value, to.Value, o.root.Name.Value, o.par.Name.Value, q, r.root.Name.Value, q)
 		case o != nil && o.par == r.par:
 			diags.Errorf(to.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s: regions are independent (UML 2.5.1 §14.2.3.4.3; SCXML would leave and re-enter the whole parallel state); write the row from %s, or send an event the other region handles", r.root.Name.Value, to.Value, o.root.Name.Value, r.par.Name.Value, r.par.Name.Value)
 		case o != nil && o.top != r.top:

@@ -32,12 +32,16 @@ type entering struct {
 	// its timer's or its done transition's), the states inside regions
 	// they target.
 	targets map[diag.Pos]string
+	// inwards are, by the position of the rule, the states inside
+	// parallel states inside a region's states that rules of that region
+	// target (see inward).
+	inwards map[diag.Pos]string
 }
 
 // newEntering makes the record for the regions of a spec's parallel
 // states.
 func newEntering(f *spec.File, regions []*specRegion) *entering {
-	e := &entering{regionOf: map[string]*specRegion{}, states: map[string]*spec.State{}, targets: map[diag.Pos]string{}}
+	e := &entering{regionOf: map[string]*specRegion{}, states: map[string]*spec.State{}, targets: map[diag.Pos]string{}, inwards: map[diag.Pos]string{}}
 	for _, r := range regions {
 		for n := range r.names {
 			e.regionOf[n] = r
@@ -463,7 +467,9 @@ func (m *Machine) enteredConfig(w *Way) []*State {
 
 // EntersInside reports whether rule r, of a state outside a parallel
 // state, targets a state inside one of its regions (see Run.Into): it
-// enters the parallel state and every region, as SCXML does.
+// enters the parallel state and every region, as SCXML does. So does a
+// rule of a region into a state inside a parallel state inside one of
+// the region's states (see inward): r.To is that parallel state.
 func (r *Rule) EntersInside() bool {
 	return slices.ContainsFunc(r.Entries, func(run *Run) bool { return run.Into != nil })
 }
@@ -541,11 +547,15 @@ func (e *entering) across(t *spec.Transition, r *specRegion, diags *diag.List) b
 }
 
 // into returns, in the build of the machine around the regions, the
-// state inside a region that the rule at pos targets (see entering); ""
-// for other rules and builds.
+// state inside a region that the rule at pos targets (see entering), and
+// in a region's build, the state inside a parallel state inside one of
+// its states (see inward); "" for other rules and builds.
 func (h *parHook) into(pos diag.Pos) string {
-	if h == nil || h.region != nil || h.entering == nil {
+	switch {
+	case h == nil || h.entering == nil:
 		return ""
+	case h.region != nil:
+		return h.entering.inwards[pos]
 	}
 	return h.entering.targets[pos]
 }

@@ -136,6 +136,20 @@ func (p *State) reenter(after []*State, moves []*Rule) {
 			gone[reg] = true
 		}
 	}
+	for _, r := range moves {
+		for _, run := range r.Entries {
+			// A rule into a state inside a parallel state inside its
+			// region enters that state's region (and those around it
+			// inside the parallel state) through it.
+			if hosting(run) && run.Into != nil {
+				for _, reg := range p.Flat {
+					if l := run.IntoLeaf(reg); l != nil {
+						after[reg.Index] = l
+					}
+				}
+			}
+		}
+	}
 	p.settleHosts(after)
 }
 
@@ -235,6 +249,6 @@ func (r *Rule) LeftOnEntry(reg *Region) bool {
 // rest in (see Restless).
 func (r *Rule) EntersRestless() bool {
 	return slices.ContainsFunc(r.Entries, func(run *Run) bool {
-		return run.Entry && hosting(run) && run.State.Restless()
+		return run.Entry && hosting(run) && slices.ContainsFunc(run.State.Regions, r.LeftOnEntry)
 	})
 }

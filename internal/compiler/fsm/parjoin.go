@@ -166,6 +166,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 		}
 	}
 	enterInside(m, hook.entering, inRegion)
+	enterInward(m, hook.entering, inRegion)
 	regionFieldClash(m, diags)
 	leavingRules(m, hook.ins, inRegion, hook.owns, hook.elses)
 	passRules(m, passing)

@@ -198,13 +198,7 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 		}
 		p.reenter(after, moves)
 		w.moved, w.micro, w.pre = moved, len(moves), len(tests)
-		var targeted []*Region
-		for i, r := range moves {
-			if r.To != nil {
-				targeted = append(targeted, moved[i])
-			}
-		}
-		return m.settle(p, w, after, p.raised(nil, targeted, after))
+		return m.settle(p, w, after, p.raised(nil, p.targeted(moves, moved), after))
 	case len(ignores) > 0:
 		w := &Way{From: p, Event: e, Tests: tests, Rules: ignores, To: p, Config: cfg, Regional: true}
 		return []regionWay{{way: w, after: cfg}}
@@ -294,7 +288,7 @@ func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []re
 			continue // an eventless rule leaves its state (checked by the build)
 		}
 		cw, next := p.microstep(w, pk, reg, after)
-		out = append(out, m.settle(p, cw, next, p.raised(queue[1:], []*Region{reg}, next))...)
+		out = append(out, m.settle(p, cw, next, p.raised(queue[1:], p.targeted([]*Rule{r}, []*Region{reg}), next))...)
 	}
 	return out
 }

@@ -77,7 +77,7 @@ func (m *Machine) eventless(p *State, w *Way, after []*State, queue []*Region) [
 		nw.groups = append(slices.Clone(w.groups), len(nw.Rules)-len(w.Rules))
 		// The done events the microstep raised wait behind those raised
 		// before it, in document order (SCXML 1.0 §3.13, enterStates).
-		out = append(out, m.settle(p, nw, a.next, p.raised(queue, nw.moved[len(w.moved):], a.next))...)
+		out = append(out, m.settle(p, nw, a.next, p.raised(queue, p.targeted(nw.Rules[len(w.Rules):], nw.moved[len(w.moved):]), a.next))...)
 	}
 	return out
 }

@@ -1,0 +1,101 @@
+package fsm
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
+
+// inward rewrites the targets of row t of the states of region r (and
+// of its guarded branches) that name a state A inside a
+// parallel state Q inside one of r's states, at any depth: SCXML 1.0
+// §3.13 enters Q with A's ancestors (addAncestorStatesToEnter) and
+// every region of Q (addDescendantStatesToEnter), so the row is one into
+// Q, the region of Q around A entered through A, the others through
+// their initial states (see Run.Into), as a rule from outside a parallel
+// state enters a state inside it. It refuses, naming them, a history
+// inside Q and a target the checker cannot settle, and reports whether
+// it refused one.
+func (e *entering) inward(t *spec.Transition, r *specRegion, diags *diag.List) bool {
+	bad := false
+	one := func(o *spec.Outcome, pos diag.Pos) {
+		name := strings.TrimSuffix(o.To.Value, historySuffix)
+		other := e.regionOf[name]
+		if !o.To.Set || other == nil || other.within(r) == nil || len(other.groups) > 0 {
+			return
+		}
+		q := other.within(r).par.Name.Value
+		why := ""
+		if strings.HasSuffix(o.To.Value, historySuffix) {
+			why = ": fsmgen enters a history inside " + q + " only by a rule of its own regions yet; target a state of " + name + ", or " + q
+		} else if c := e.restingDone(e.descend(e.states[name])); c != nil {
+			why = ": it is entered down to a final state whose composite state " + c.Name.Value + " has a done transition whose guards end without an else, which fsmgen does not test in the step that enters " + q + " yet; target another state of " + c.Name.Value + ", or end the guards with else"
+		}
+		if why != "" {
+			diags.Errorf(o.To.Pos, "region %s cannot move to %s, inside region %s of parallel state %s%s", r.root.Name.Value, o.To.Value, other.root.Name.Value, other.par.Name.Value, why)
+			bad = true
+			return
+		}
+		e.inwards[pos] = name
+		enteredThrough(other, name)
+		o.To = spec.String{Value: q, Pos: o.To.Pos, Set: true}
+	}
+	one(&t.Outcome, t.Pos)
+	if len(t.Guards) > 0 {
+		t.Guards = slices.Clone(t.Guards)
+		for i := range t.Guards {
+			one(&t.Guards[i].Outcome, t.Guards[i].Pos)
+		}
+	}
+	return bad
+}
+
+// enterInward points each rule of a region whose target was inside a
+// parallel state inside one of the region's states (see inward) at that
+// target, and the parallel state's entry at the leaf its region is
+// entered through (Run.Into).
+func enterInward(m *Machine, e *entering, inRegion map[string]*State) {
+	if e == nil || len(e.inwards) == 0 {
+		return
+	}
+	for _, r := range m.RegionRules() {
+		name, ok := e.inwards[r.Pos]
+		if !ok || r.To == nil || r.To.Regions == nil {
+			continue
+		}
+		if a := inRegion[name]; a != nil {
+			into(r, descend(a))
+			r.Target = a
+			r.Label = RuleLabel(r)
+		}
+	}
+}
+
+// targeted returns the regions whose done events rules (rule i a rule of
+// region regs[i]) may raise, for raised: the region of each rule with a
+// target, followed by the regions of the parallel states inside it that
+// the rule enters through a state inside them (Run.IntoLeaf), in
+// document order, whose final states SCXML 1.0 §3.13 (enterStates)
+// raises done events for as it enters them.
+func (p *State) targeted(rules []*Rule, regs []*Region) []*Region {
+	var out []*Region
+	for i, r := range rules {
+		if r.To == nil {
+			continue
+		}
+		out = append(out, regs[i])
+		for _, run := range r.Entries {
+			if !hosting(run) || run.Into == nil {
+				continue
+			}
+			for _, x := range p.Flat {
+				if x != regs[i] && run.IntoLeaf(x) != nil && !slices.Contains(out, x) {
+					out = append(out, x)
+				}
+			}
+		}
+	}
+	return out
+}

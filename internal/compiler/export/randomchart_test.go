@@ -452,7 +452,7 @@ func (g *chartGen) entering(n *rnode) string {
 	return can[g.into.IntN(len(can))]
 }
 
-// inwards may pick, for a row from n inside a region (not a region of a
+// inwards may pick, for a row or a timer of n inside a region (not a region of a
 // parallel state nested as a region), a target inside a parallel state
 // inside one of the region's states, at any depth: a state of its
 // regions, not a history (drawn from a stream of its own, so the charts
@@ -615,6 +615,9 @@ func (g *chartGen) chart() string {
 			s.timer, s.delay = g.target(s), 1+g.r.IntN(9)
 			for s.timer == "" {
 				s.timer = g.target(s)
+			}
+			if in := g.inwards(s); in != "" {
+				s.timer = in
 			}
 		}
 	}

@@ -339,6 +339,9 @@ func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, leaves *leavin
 			if leaves.timer(t, r, regionOf, lifts, diags) {
 				continue // a timer that leaves the parallel state (see parleave.go)
 			}
+			if ents.inwardTimer(t, r, lifts, diags) {
+				continue // into a parallel state inside a state of r (see parinward.go)
+			}
 			regionRow(t, r, regionOf, diags)
 		}
 		doneLeaves(r, regionOf, diags)
@@ -434,7 +437,7 @@ func regionRow(t *spec.Transition, r *specRegion, regionOf map[string]*specRegio
 		case o == r:
 		case o != nil && o.within(r) != nil:
 			q := o.within(r).par.Name.Value
-			diags.Errorf(to.Pos, "region %s cannot move to %s, inside region %s of parallel state %s, yet: fsmgen enters a state inside parallel state %s from region %s by a row only, not by a timer, nor inside a parallel state nested as a region there; target %s itself", r.root.Name.Value, to.Value, o.root.Name.Value, o.par.Name.Value, q, r.root.Name.Value, q)
+			diags.Errorf(to.Pos, "region %s cannot move to %s, inside region %s of parallel state %s, yet: fsmgen does not enter a state inside a parallel state nested as a region inside parallel state %s; target %s itself", r.root.Name.Value, to.Value, o.root.Name.Value, o.par.Name.Value, q, q)
 		case o != nil && o.par == r.par:
 			diags.Errorf(to.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s: regions are independent (UML 2.5.1 §14.2.3.4.3; SCXML would leave and re-enter the whole parallel state); write the row from %s, or send an event the other region handles", r.root.Name.Value, to.Value, o.root.Name.Value, r.par.Name.Value, r.par.Name.Value)
 		case o != nil && o.top != r.top:

@@ -9,7 +9,7 @@ import (
 )
 
 // inward rewrites the targets of row t of the states of region r (and
-// of its guarded branches) that name a state A inside a
+// of its guarded branches; a timer's, see inwardTimer) that name a state A inside a
 // parallel state Q inside one of r's states, at any depth: SCXML 1.0
 // §3.13 enters Q with A's ancestors (addAncestorStatesToEnter) and
 // every region of Q (addDescendantStatesToEnter), so the row is one into
@@ -50,6 +50,33 @@ func (e *entering) inward(t *spec.Transition, r *specRegion, diags *diag.List) b
 		}
 	}
 	return bad
+}
+
+// inwardTimer is inward for timer t of a state of region r (its row, see
+// specRegion.timers): the region's build reads the rewritten targets
+// from a stand-in for the state's timer (see lifts.apply). It reports
+// whether t targets such a state, refused or not.
+func (e *entering) inwardTimer(t *spec.Transition, r *specRegion, lifts *lifts, diags *diag.List) bool {
+	if !slices.ContainsFunc(targets(t), func(to spec.String) bool {
+		o := e.regionOf[strings.TrimSuffix(to.Value, historySuffix)]
+		return o != nil && o.within(r) != nil && len(o.groups) == 0
+	}) {
+		return false
+	}
+	s := stateNamed(r.root, t.From[0].Value)
+	if s == nil {
+		return false
+	}
+	i := slices.IndexFunc(s.After, func(a *spec.After) bool { return a.Pos == t.Pos })
+	if i < 0 {
+		return false // a parallel state's own timer, lifted (see parinreg.go)
+	}
+	if e.inward(t, r, diags) {
+		return true
+	}
+	a := s.After[i]
+	lifts.standIns[a] = &spec.After{Pos: a.Pos, ID: a.ID, Delay: a.Delay, Guards: t.Guards, Outcome: t.Outcome}
+	return true
 }
 
 // enterInward points each rule of a region whose target was inside a

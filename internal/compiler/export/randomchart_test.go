@@ -441,8 +441,7 @@ func (g *chartGen) entering(n *rnode) string {
 			continue // inside a parallel state nested as a region
 		}
 		can = append(can, s.name)
-		if s.history != "" && reg.parent.region() == nil {
-			// (not inside a parallel state inside a region's state)
+		if s.history != "" {
 			can = append(can, s.name+".history")
 		}
 	}

@@ -175,8 +175,6 @@ func (r *specRegion) outermost() *specRegion {
 func (e *entering) refusal(to spec.String, r *specRegion) string {
 	p := r.top.Name.Value
 	switch {
-	case r.host != nil && strings.HasSuffix(to.Value, historySuffix):
-		return ", inside parallel state " + r.par.Name.Value + " in region " + r.host.root.Name.Value + ", yet: fsmgen enters a history from outside " + p + " only in the states of its regions outside the parallel states inside them; target a state of " + strings.TrimSuffix(to.Value, historySuffix) + ", or " + r.par.Name.Value
 	case len(r.groups) > 0:
 		g := r.groups[len(r.groups)-1].Name.Value
 		return ", inside parallel state " + g + " nested as a region of " + p + ", yet: fsmgen enters a state inside a region from outside only in a region of " + p + " itself; target " + p

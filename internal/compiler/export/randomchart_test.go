@@ -454,8 +454,10 @@ func (g *chartGen) entering(n *rnode) string {
 // inwards may pick, for a row or a timer of n inside a region (not a region of a
 // parallel state nested as a region), a target inside a parallel state
 // inside one of the region's states, at any depth: a state of its
-// regions, not a history (drawn from a stream of its own, so the charts
-// are otherwise those of the seed before); "" otherwise.
+// regions or its history (drawn from a stream of its own, so the charts
+// are otherwise those of the seed before); "" otherwise. fsmgen refuses
+// some (a deep history that may resume a parallel state): the harness
+// draws another chart then.
 func (g *chartGen) inwards(n *rnode) string {
 	reg := n.region()
 	if reg == nil || reg.parent.group || g.inward.Float64() >= 0.15 {
@@ -470,6 +472,9 @@ func (g *chartGen) inwards(n *rnode) string {
 			continue // inside a parallel state nested as a region
 		}
 		can = append(can, s.name)
+		if s.history != "" {
+			can = append(can, s.name+".history")
+		}
 	}
 	if len(can) == 0 {
 		return ""

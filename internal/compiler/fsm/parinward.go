@@ -28,17 +28,29 @@ func (e *entering) inward(t *spec.Transition, r *specRegion, diags *diag.List) b
 		}
 		q := other.within(r).par.Name.Value
 		why := ""
-		if strings.HasSuffix(o.To.Value, historySuffix) {
-			why = ": fsmgen enters a history inside " + q + " only by a rule of its own regions yet; target a state of " + name + ", or " + q
-		} else if c := e.restingDone(e.descend(e.states[name])); c != nil {
-			why = ": it is entered down to a final state whose composite state " + c.Name.Value + " has a done transition whose guards end without an else, which fsmgen does not test in the step that enters " + q + " yet; target another state of " + c.Name.Value + ", or end the guards with else"
+		leaves := []*spec.State{e.descend(e.states[name])}
+		hist := strings.HasSuffix(o.To.Value, historySuffix)
+		if hist {
+			h := e.states[name]
+			if h.History.Value == "" {
+				why = ": state " + name + " has no history to enter; add \"history: shallow\" or \"history: deep\" to " + name
+			}
+			leaves = e.resumedLeaves(h)
+		}
+		for _, l := range leaves {
+			if c := e.restingDone(l); why == "" && c != nil {
+				why = ": it is entered down to a final state whose composite state " + c.Name.Value + " has a done transition whose guards end without an else, which fsmgen does not test in the step that enters " + q + " yet; target another state of " + c.Name.Value + ", or end the guards with else"
+			}
+			if why == "" && hist && l.Parallel.Value && e.states[name].History.Value == "deep" {
+				why = ": the deep history may resume parallel state " + l.Name.Value + ", whose regions' leaves fsmgen does not resume so yet; target " + l.Name.Value + " itself, or make the history shallow"
+			}
 		}
 		if why != "" {
 			diags.Errorf(o.To.Pos, "region %s cannot move to %s, inside region %s of parallel state %s%s", r.root.Name.Value, o.To.Value, other.root.Name.Value, other.par.Name.Value, why)
 			bad = true
 			return
 		}
-		e.inwards[pos] = name
+		e.inwards[pos] = o.To.Value // (a history's name kept: see enterInward)
 		enteredThrough(other, name)
 		o.To = spec.String{Value: q, Pos: o.To.Pos, Set: true}
 	}
@@ -82,20 +94,55 @@ func (e *entering) inwardTimer(t *spec.Transition, r *specRegion, lifts *lifts, 
 // enterInward points each rule of a region whose target was inside a
 // parallel state inside one of the region's states (see inward) at that
 // target, and the parallel state's entry at the leaf its region is
-// entered through (Run.Into).
+// entered through (Run.Into). A rule into a history there gets a
+// variant for each state the history may resume (see regionResumes),
+// right after it among its region's rules, as the variants of a rule
+// into its own region's history are; the region rules are numbered
+// again.
 func enterInward(m *Machine, e *entering, inRegion map[string]*State) {
 	if e == nil || len(e.inwards) == 0 {
 		return
 	}
-	for _, r := range m.RegionRules() {
-		name, ok := e.inwards[r.Pos]
-		if !ok || r.To == nil || r.To.Regions == nil {
-			continue
-		}
-		if a := inRegion[name]; a != nil {
+	added := false
+	for _, reg := range m.Regions {
+		var rules []*Rule
+		for _, r := range reg.Rules {
+			rules = append(rules, r)
+			name, ok := e.inwards[r.Pos]
+			if !ok || r.To == nil || r.To.Regions == nil || r.Resume != nil {
+				continue
+			}
+			name, hist := strings.CutSuffix(name, historySuffix)
+			a := inRegion[name]
+			if a == nil {
+				continue
+			}
 			into(r, descend(a))
 			r.Target = a
+			if hist {
+				r.History = a
+				for _, c := range regionResumes(a) {
+					v := *r
+					v.Variants, v.Target, v.Resume = nil, c, c
+					v.Entries = slices.Clone(r.Entries)
+					into(&v, descend(c))
+					v.Actions = nil
+					for _, x := range r.Actions {
+						v.Actions = append(v.Actions, &Emit{Action: x.Action})
+					}
+					v.Label = RuleLabel(&v)
+					r.Variants = append(r.Variants, &v)
+					rules = append(rules, &v)
+					added = true
+				}
+			}
 			r.Label = RuleLabel(r)
+		}
+		reg.Rules = rules
+	}
+	if added {
+		for i, r := range m.RegionRules() {
+			r.Index = len(m.Rules) + i
 		}
 	}
 }

@@ -125,7 +125,7 @@ func (e *entering) outcome(o *spec.Outcome, pos diag.Pos, diags *diag.List) bool
 	if !o.To.Set || r == nil {
 		return true
 	}
-	if why := e.refusal(o.To, r); why != "" {
+	if why := e.refusal(o.To, r, r.top.Name.Value); why != "" {
 		diags.Errorf(o.To.Pos, "a transition from outside parallel state %s cannot target %s%s", r.top.Name.Value, o.To.Value, why)
 		return false
 	}
@@ -170,10 +170,10 @@ func (r *specRegion) outermost() *specRegion {
 }
 
 // refusal says why fsmgen does not enter target to, inside region r,
-// from outside r's parallel state, and what to do, as the rest of a
-// message that names them; "" when it does.
-func (e *entering) refusal(to spec.String, r *specRegion) string {
-	p := r.top.Name.Value
+// from outside parallel state p (r's outermost parallel state, or a
+// parallel state inside a region's state around r), and what to do, as
+// the rest of a message that names them; "" when it does.
+func (e *entering) refusal(to spec.String, r *specRegion, p string) string {
 	switch {
 	case len(r.groups) > 0:
 		g := r.groups[len(r.groups)-1].Name.Value
@@ -521,7 +521,7 @@ func (e *entering) across(t *spec.Transition, r *specRegion, diags *diag.List) b
 		if !o.To.Set || other == nil || other.outermost() == r || other.top != r.par || len(other.groups) > 0 {
 			return
 		}
-		why := e.refusal(o.To, other)
+		why := e.refusal(o.To, other, r.par.Name.Value)
 		if why == "" && strings.HasSuffix(o.To.Value, historySuffix) {
 			why = ", the history of a state inside region " + other.root.Name.Value + ", yet; target " + name
 		}

@@ -9,15 +9,16 @@ import (
 )
 
 // inward rewrites the targets of row t of the states of region r (and
-// of its guarded branches; a timer's, see inwardTimer) that name a state A inside a
-// parallel state Q inside one of r's states, at any depth: SCXML 1.0
-// §3.13 enters Q with A's ancestors (addAncestorStatesToEnter) and
-// every region of Q (addDescendantStatesToEnter), so the row is one into
-// Q, the region of Q around A entered through A, the others through
-// their initial states (see Run.Into), as a rule from outside a parallel
-// state enters a state inside it. It refuses, naming them, a history
-// inside Q and a target the checker cannot settle, and reports whether
-// it refused one.
+// of its guarded branches; a timer's, see inwardTimer) that name a
+// state A, or A's history, inside a parallel state Q inside one of r's
+// states, at any depth: SCXML 1.0 §3.13 enters Q with A's ancestors
+// (addAncestorStatesToEnter) and every region of Q
+// (addDescendantStatesToEnter), so the row is one into Q, the region of
+// Q around A entered through A, the others through their initial states
+// (see Run.Into), as a rule from outside a parallel state enters a state
+// inside it. It refuses, naming them, the targets
+// such a rule is refused (see refusal), and reports whether it refused
+// one.
 func (e *entering) inward(t *spec.Transition, r *specRegion, diags *diag.List) bool {
 	bad := false
 	one := func(o *spec.Outcome, pos diag.Pos) {
@@ -27,25 +28,7 @@ func (e *entering) inward(t *spec.Transition, r *specRegion, diags *diag.List) b
 			return
 		}
 		q := other.within(r).par.Name.Value
-		why := ""
-		leaves := []*spec.State{e.descend(e.states[name])}
-		hist := strings.HasSuffix(o.To.Value, historySuffix)
-		if hist {
-			h := e.states[name]
-			if h.History.Value == "" {
-				why = ": state " + name + " has no history to enter; add \"history: shallow\" or \"history: deep\" to " + name
-			}
-			leaves = e.resumedLeaves(h)
-		}
-		for _, l := range leaves {
-			if c := e.restingDone(l); why == "" && c != nil {
-				why = ": it is entered down to a final state whose composite state " + c.Name.Value + " has a done transition whose guards end without an else, which fsmgen does not test in the step that enters " + q + " yet; target another state of " + c.Name.Value + ", or end the guards with else"
-			}
-			if why == "" && hist && l.Parallel.Value && e.states[name].History.Value == "deep" {
-				why = ": the deep history may resume parallel state " + l.Name.Value + ", whose regions' leaves fsmgen does not resume so yet; target " + l.Name.Value + " itself, or make the history shallow"
-			}
-		}
-		if why != "" {
+		if why := e.refusal(o.To, other, q); why != "" {
 			diags.Errorf(o.To.Pos, "region %s cannot move to %s, inside region %s of parallel state %s%s", r.root.Name.Value, o.To.Value, other.root.Name.Value, other.par.Name.Value, why)
 			bad = true
 			return

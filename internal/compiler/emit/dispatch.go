@@ -356,9 +356,10 @@ func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 //		<the rule, into the initial child>
 //	}
 //
-// A rule that leaves the composite state itself picks by the leaf it
-// leaves, which it remembers first (UML and SCXML record the history on
-// exit, before the target is entered).
+// A rule that leaves the composite state itself, or a parallel state
+// around the region it is in, picks by the leaf it leaves, which it
+// remembers first (UML and SCXML record the history on exit, before the
+// target is entered).
 func (g *goGen) historyBody(r *fsm.Rule) []jen.Code {
 	mem := jen.Id("m").Dot("hist").Index(jen.Lit(r.History.Hist))
 	var out []jen.Code
@@ -369,6 +370,12 @@ func (g *goGen) historyBody(r *fsm.Rule) []jen.Code {
 	case leaves:
 		out = append(out, jen.Id("h").Op(":=").Add(mem),
 			jen.If(within(core().Dot("State"), r.History)).Block(jen.Id("h").Op("=").Add(core().Dot("State"))))
+	case leavesAround(r):
+		// The history is inside a region of a parallel state the rule
+		// leaves, which remembers the region's leaf first.
+		reg := r.History.Region
+		out = append(out, jen.Id("h").Op(":=").Add(mem),
+			jen.If(within(rgn(reg), r.History)).Block(jen.Id("h").Op("=").Add(rgn(reg))))
 	default:
 		out = append(out, jen.Id("h").Op(":=").Add(mem))
 	}
@@ -378,6 +385,19 @@ func (g *goGen) historyBody(r *fsm.Rule) []jen.Code {
 	}
 	cases = append(cases, jen.Default().Block(g.ruleSteps(r)...))
 	return append(out, jen.Switch().Block(cases...))
+}
+
+// leavesAround reports whether rule r, into the history of a state
+// inside a region, leaves a state around that region (its parallel
+// state, or one around it): leaving it remembers the region's leaf in
+// the history before the rule enters it (SCXML 1.0 §3.13, exitStates
+// records the histories of the states it exits).
+func leavesAround(r *fsm.Rule) bool {
+	if r.History.Region == nil {
+		return false
+	}
+	top := r.History.Region.Top()
+	return slices.ContainsFunc(r.Exits, func(run *fsm.Run) bool { return run.State == top || run.State.Contains(top) })
 }
 
 // ruleSteps emits one rule, or one variant of a rule into a history.

@@ -521,16 +521,12 @@ func (e *entering) across(t *spec.Transition, r *specRegion, diags *diag.List) b
 		if !o.To.Set || other == nil || other.outermost() == r || other.top != r.par || len(other.groups) > 0 {
 			return
 		}
-		why := e.refusal(o.To, other, r.par.Name.Value)
-		if why == "" && strings.HasSuffix(o.To.Value, historySuffix) {
-			why = ", the history of a state inside region " + other.root.Name.Value + ", yet; target " + name
-		}
-		if why != "" {
+		if why := e.refusal(o.To, other, r.par.Name.Value); why != "" {
 			diags.Errorf(o.To.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s, which it would leave and enter again%s", r.root.Name.Value, o.To.Value, other.root.Name.Value, r.par.Name.Value, why)
 			bad = true
 			return
 		}
-		e.targets[pos] = name
+		e.targets[pos] = o.To.Value // (a history's name kept: see enterInside)
 		enteredThrough(other, name)
 		o.To = spec.String{Value: r.par.Name.Value, Pos: o.To.Pos, Set: true}
 	}

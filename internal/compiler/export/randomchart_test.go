@@ -451,13 +451,13 @@ func (g *chartGen) entering(n *rnode) string {
 	return can[g.into.IntN(len(can))]
 }
 
-// inwards may pick, for a row or a timer of n inside a region (not a region of a
-// parallel state nested as a region), a target inside a parallel state
-// inside one of the region's states, at any depth: a state of its
-// regions or its history (drawn from a stream of its own, so the charts
-// are otherwise those of the seed before); "" otherwise. fsmgen refuses
-// some (a deep history that may resume a parallel state): the harness
-// draws another chart then.
+// inwards may pick, for a row, a timer or a done transition of n inside
+// a region (not a region of a parallel state nested as a region), a
+// target inside a parallel state inside one of the region's states, at
+// any depth: a state of its regions or its history (drawn from a stream
+// of its own, so the charts are otherwise those of the seed before); ""
+// otherwise. fsmgen refuses some (a deep history that may resume a
+// parallel state): the harness draws another chart then.
 func (g *chartGen) inwards(n *rnode) string {
 	reg := n.region()
 	if reg == nil || reg.parent.group || g.inward.Float64() >= 0.15 {
@@ -605,6 +605,9 @@ func (g *chartGen) chart() string {
 			}
 			for s.done == "" || g.named(s.done).inside(s) || s.hosted && strings.Contains(s.done, ".") || s.group && !g.groupTarget(s, s.done) {
 				s.done = g.target(s)
+			}
+			if in := g.inwards(s); in != "" && s.kind != parallelNode && s.deepAbove() == nil && !g.named(strings.TrimSuffix(in, ".history")).inside(s) {
+				s.done = in // a composite state's, into a parallel state inside its region
 			}
 			if s.mustRest || s.mayRest() && g.chance(0.4) {
 				// Guards without an else: when none holds, the machine

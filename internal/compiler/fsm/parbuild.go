@@ -345,6 +345,7 @@ func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, leaves *leavin
 			regionRow(t, r, regionOf, diags)
 		}
 		doneLeaves(r, regionOf, diags)
+		ents.inwardDones(r, lifts, diags)
 	}
 	leaves.keep(f.Transitions, regions, regionOf)
 	rows := map[*specRegion][]spec.Transition{}

@@ -74,6 +74,29 @@ func (e *entering) inwardTimer(t *spec.Transition, r *specRegion, lifts *lifts, 
 	return true
 }
 
+// inwardDones is inward for the done transitions of the states of
+// region r (a composite state's, or a parallel state's inside r, which
+// are rules of r): the region's build reads the rewritten targets from
+// a stand-in for the state's done transition (see lifts.apply).
+func (e *entering) inwardDones(r *specRegion, lifts *lifts, diags *diag.List) {
+	walkStates(r.root, func(s *spec.State) {
+		d := s.Done
+		if d == nil || s == r.root || e.regionOf[s.Name.Value] != r {
+			return
+		}
+		t := spec.Transition{Pos: d.Pos, Outcome: d.Outcome, Guards: d.Guards}
+		if !slices.ContainsFunc(targets(&t), func(to spec.String) bool {
+			o := e.regionOf[strings.TrimSuffix(to.Value, historySuffix)]
+			return o != nil && o.within(r) != nil && len(o.groups) == 0
+		}) || e.inward(&t, r, diags) {
+			return
+		}
+		cp := *d
+		cp.Outcome, cp.Guards = t.Outcome, t.Guards
+		lifts.dones[d] = &cp
+	})
+}
+
 // enterInward points each rule of a region whose target was inside a
 // parallel state inside one of the region's states (see inward) at that
 // target, and the parallel state's entry at the leaf its region is

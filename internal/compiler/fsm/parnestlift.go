@@ -103,10 +103,14 @@ type lifts struct {
 	// their parallel state, the timers the regions' builds run instead
 	// (see parleave.go).
 	standIns map[*spec.After]*spec.After
+	// dones are, for the done transitions of states inside regions that
+	// target states inside a parallel state inside the region (see
+	// inwardDones), what the region's build reads instead.
+	dones map[*spec.Done]*spec.Done
 }
 
 func newLifts() *lifts {
-	return &lifts{after: map[string][]*spec.After{}, unlisted: map[string][]string{}, standIns: map[*spec.After]*spec.After{}}
+	return &lifts{after: map[string][]*spec.After{}, unlisted: map[string][]string{}, standIns: map[*spec.After]*spec.After{}, dones: map[*spec.Done]*spec.Done{}}
 }
 
 // timers moves the timers with a target of the parallel states nested
@@ -169,6 +173,9 @@ func (ls *lifts) apply(list []spec.State) []spec.State {
 					s.After[i] = o
 				}
 			}
+		}
+		if d := ls.dones[s.Done]; d != nil {
+			s.Done = d
 		}
 		if drop := ls.unlisted[s.Name.Value]; drop != nil {
 			gone := func(n spec.String) bool { return slices.Contains(drop, n.Value) }

@@ -291,7 +291,15 @@ func (g *goGen) regionEnter(s *fsm.State, run *fsm.Run) (compute, acts []jen.Cod
 			compute = append(compute, rgn(reg).Op("=").Id(leaf.KindName))
 			for _, x := range runs {
 				acts = append(acts, g.inlineRun(x)...)
-				if hosting(x) {
+				switch {
+				case hosting(x) && run.IntoResume != nil && x.State == run.Into:
+					// Resumed by a deep history (fsm.Run.IntoResume).
+					c, a := g.regionResume(x.State, run.IntoResume)
+					compute, acts = append(compute, c...), append(acts, a...)
+					for _, in := range x.State.Regions {
+						set[in] = true
+					}
+				case hosting(x):
 					enter(x.State)
 				}
 			}

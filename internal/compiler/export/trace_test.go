@@ -99,7 +99,7 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 				if run.Into != nil {
 					// A rule into a state inside a parallel state inside
 					// the region: down to it.
-					entries = append(entries, intoEntries(run)...)
+					entries = append(entries, intoEntries(run, nil)...)
 					continue
 				}
 				entries = append(entries, regionEntries(run.State)...)
@@ -179,8 +179,15 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 			}
 			if run.Into != nil {
 				// A rule into a state inside a region: that region down to
-				// the leaf it enters, the others through their Start.
-				out = append(out, intoEntries(run)...)
+				// the leaf it enters, the others through their Start; a
+				// parallel state a deep history resumes there, down to the
+				// leaves its regions rest in after the step (see
+				// fsm.Run.IntoResume).
+				var resumed map[*fsm.Region]*fsm.State
+				if run.IntoResume != nil {
+					resumed = regionConfig(t, m, g.Leaf)
+				}
+				out = append(out, intoEntries(run, resumed)...)
 				continue
 			}
 			out = append(out, regionEntries(run.State)...)
@@ -209,13 +216,16 @@ func resumedEntries(p *fsm.State, cfg map[*fsm.Region]*fsm.State) []string {
 // that run, of a rule into a state inside one of them, enters: in
 // document order, the target's region down to run.Into (through the
 // parallel states on the way, see Run.IntoLeaf), the others through their
-// Start (SCXML 1.0 §3.13, enterStates).
-func intoEntries(run *fsm.Run) []string {
+// Start (SCXML 1.0 §3.13, enterStates), but those resumed names a leaf
+// for, entered down to it.
+func intoEntries(run *fsm.Run, resumed map[*fsm.Region]*fsm.State) []string {
 	var out []string
 	var enter func(reg *fsm.Region)
 	enter = func(reg *fsm.Region) {
 		runs := reg.Start
 		if l := run.IntoLeaf(reg); l != nil {
+			runs = l.Enter
+		} else if l := resumed[reg]; l != nil && reg.Within == run.Into {
 			runs = l.Enter
 		}
 		for _, x := range runs {

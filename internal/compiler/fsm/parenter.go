@@ -125,7 +125,7 @@ func (e *entering) outcome(o *spec.Outcome, pos diag.Pos, diags *diag.List) bool
 	if !o.To.Set || r == nil {
 		return true
 	}
-	if why := e.refusal(o.To, r, r.top.Name.Value); why != "" {
+	if why := e.refusal(o.To, r, r.top.Name.Value, false); why != "" {
 		diags.Errorf(o.To.Pos, "a transition from outside parallel state %s cannot target %s%s", r.top.Name.Value, o.To.Value, why)
 		return false
 	}
@@ -171,9 +171,10 @@ func (r *specRegion) outermost() *specRegion {
 
 // refusal says why fsmgen does not enter target to, inside region r,
 // from outside parallel state p (r's outermost parallel state, or a
-// parallel state inside a region's state around r), and what to do, as
-// the rest of a message that names them; "" when it does.
-func (e *entering) refusal(to spec.String, r *specRegion, p string) string {
+// parallel state inside a region's state around r, whose region's rule
+// does not resume a parallel state through a deep history: inward), and
+// what to do, as the rest of a message that names them; "" when it does.
+func (e *entering) refusal(to spec.String, r *specRegion, p string, inward bool) string {
 	switch {
 	case len(r.groups) > 0:
 		g := r.groups[len(r.groups)-1].Name.Value
@@ -189,7 +190,7 @@ func (e *entering) refusal(to spec.String, r *specRegion, p string) string {
 	} else {
 		leaves = []*spec.State{e.descend(e.states[to.Value])}
 	}
-	deep := strings.HasSuffix(to.Value, historySuffix) && e.states[strings.TrimSuffix(to.Value, historySuffix)].History.Value == "deep"
+	deep := inward && strings.HasSuffix(to.Value, historySuffix) && e.states[strings.TrimSuffix(to.Value, historySuffix)].History.Value == "deep"
 	for _, leaf := range leaves {
 		if why := e.leafRefusal(leaf, r, p, deep); why != "" {
 			return why
@@ -199,11 +200,13 @@ func (e *entering) refusal(to spec.String, r *specRegion, p string) string {
 }
 
 // leafRefusal says why fsmgen does not enter leaf, inside region r of
-// parallel state p, from outside p (through a deep history when deep is
-// set); "" when it does. A shallow history that resumes a parallel state
-// inside the region enters it anew, through its regions' initial states
-// (SCXML 1.0 §3.10: the remembered child's default entry), as a rule
-// that targets it does; a deep one would resume its regions' leaves.
+// parallel state p, from outside p (through a deep history it does not
+// resume a parallel state inside the region from when deep is set); ""
+// when it does. A shallow history that resumes a parallel state inside
+// the region enters it anew, through its regions' initial states (SCXML
+// 1.0 §3.10: the remembered child's default entry), as a rule that
+// targets it does; a deep one resumes its regions' leaves, from outside
+// P (see Run.IntoResume), not yet by a rule of the region around it.
 func (e *entering) leafRefusal(leaf *spec.State, r *specRegion, p string, deep bool) string {
 	if leaf.Parallel.Value && deep {
 		return ": the deep history may resume parallel state " + leaf.Name.Value + " inside region " + r.root.Name.Value + ", whose regions' leaves fsmgen does not resume from outside " + p + " yet; target " + leaf.Name.Value + " itself, make the history shallow, or target " + p
@@ -318,6 +321,7 @@ func enterInside(m *Machine, e *entering, inRegion map[string]*State) {
 				v.Variants, v.Target, v.Resume = nil, c, c
 				v.Entries = slices.Clone(r.Entries)
 				into(&v, descend(c))
+				intoResume(&v)
 				v.Actions = nil
 				for _, x := range r.Actions {
 					v.Actions = append(v.Actions, &Emit{Action: x.Action})
@@ -339,6 +343,23 @@ func enterInside(m *Machine, e *entering, inRegion map[string]*State) {
 	}
 	for _, r := range m.RegionRules() {
 		r.Index += added
+	}
+}
+
+// intoResume marks the entry of parallel state r.To that variant r of a
+// rule into a deep history runs, when the leaf it enters its region
+// through is a parallel state inside the region: its regions resume
+// what the history remembers of them (Run.IntoResume).
+func intoResume(r *Rule) {
+	if r.History == nil || r.History.History != HistoryDeep {
+		return
+	}
+	for i, run := range r.Entries {
+		if run.Entry && run.State == r.To && run.Into != nil && run.Into.Regions != nil {
+			cp := *run
+			cp.IntoResume = r.History
+			r.Entries[i] = &cp
+		}
 	}
 }
 
@@ -521,7 +542,7 @@ func (e *entering) across(t *spec.Transition, r *specRegion, diags *diag.List) b
 		if !o.To.Set || other == nil || other.outermost() == r || other.top != r.par || len(other.groups) > 0 {
 			return
 		}
-		if why := e.refusal(o.To, other, r.par.Name.Value); why != "" {
+		if why := e.refusal(o.To, other, r.par.Name.Value, false); why != "" {
 			diags.Errorf(o.To.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s, which it would leave and enter again%s", r.root.Name.Value, o.To.Value, other.root.Name.Value, r.par.Name.Value, why)
 			bad = true
 			return

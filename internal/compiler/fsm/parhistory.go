@@ -73,6 +73,19 @@ func (m *Machine) resolveRegional(rw regionWay, hist []*State) (regionWay, []*St
 		if out != w && out.To.Regions != nil && enters(out, out.To) {
 			rw.after = m.enteredConfig(out)
 		}
+		for _, r := range out.Rules {
+			if resumed := m.resumeHosted(r, mem); resumed != nil {
+				// A deep history resumes a parallel state inside a
+				// region from outside: its regions resume the leaves it
+				// remembers.
+				if out == w {
+					cp := *w
+					out = &cp
+				}
+				out.hosted = resumed
+				rw.after = m.placeResumed(rw.after, resumed)
+			}
+		}
 		if cfg, ok := m.resumed(out, mem); ok {
 			// The regions resume what the deep history remembers.
 			if out == w {
@@ -247,16 +260,21 @@ func (m *Machine) rememberRule(r *Rule, at *State, cfg, hist []*State) []*State 
 func (m *Machine) resumeHosted(r *Rule, hist []*State) []*State {
 	var out []*State
 	for _, run := range r.Entries {
-		if !run.Entry || run.Resume == nil || !hosting(run) {
+		q, h := run.State, run.Resume
+		if run.IntoResume != nil {
+			// A rule from outside the parallel state around the region
+			// (see Run.IntoResume).
+			q, h = run.Into, run.IntoResume
+		} else if !run.Entry || run.Resume == nil || !hosting(run) {
 			continue
 		}
 		if out == nil {
 			out = make([]*State, len(m.Regions))
 		}
-		for _, reg := range run.State.Regions {
+		for _, reg := range q.Regions {
 			out[reg.Index] = reg.Initial
 		}
-		for _, mem := range m.MemoriesOf(run.Resume, run.State) {
+		for _, mem := range m.MemoriesOf(h, q) {
 			if at := hist[mem.Slot]; at != nil {
 				out[mem.Region.Index] = at
 			}

@@ -28,7 +28,7 @@ func (e *entering) inward(t *spec.Transition, r *specRegion, diags *diag.List) b
 			return
 		}
 		q := other.within(r).par.Name.Value
-		if why := e.refusal(o.To, other, q); why != "" {
+		if why := e.refusal(o.To, other, q, true); why != "" {
 			diags.Errorf(o.To.Pos, "region %s cannot move to %s, inside region %s of parallel state %s%s", r.root.Name.Value, o.To.Value, other.root.Name.Value, other.par.Name.Value, why)
 			bad = true
 			return

@@ -230,6 +230,11 @@ type Run struct {
 	// entries (State.Enter) run instead of the region's Start; nil
 	// otherwise (see parenter.go).
 	Into *State
+	// IntoResume is, for such an entry whose Into is a parallel state
+	// inside the region that a rule into a deep history resumes, the state
+	// with that history: Into's regions resume the leaves it remembers
+	// (see Memory) instead of their initial ones; nil otherwise.
+	IntoResume *State
 	// When, for an exit that a shared rule runs only from some of its
 	// states, is the state (a leaf, or a composite state) the machine must
 	// be in; nil when the run always happens.

@@ -36,10 +36,10 @@ type Way struct {
 	// deep history (Run.Resume), the leaves its regions resume (nil for
 	// a region entered through its initial leaf); nil for other ways.
 	Resumed []*State
-	// hosted is, for a way the regions take whose rule enters a parallel
-	// state inside a region through a deep history, the leaves its
-	// regions resume, by Region.Index (nil for the other regions); nil
-	// for other ways.
+	// hosted is, for a way whose rule enters a parallel state inside a
+	// region through a deep history (a rule of the region, or one from
+	// outside, see Run.IntoResume), the leaves its regions resume, by
+	// Region.Index (nil for the other regions); nil for other ways.
 	hosted []*State
 	// Final is, for a way the regions take that puts every region of its
 	// parallel state in a final leaf, those leaves: the way's last rule is

@@ -174,6 +174,11 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 				resumed = w.Resumed
 			} else if x.Into != nil {
 				resumed = m.Entered(x)
+				for i, l := range w.hosted {
+					if l != nil && x.IntoResume != nil {
+						resumed[i] = l // see Run.IntoResume
+					}
+				}
 			}
 			tr.Actions = append(tr.Actions, m.enterRegions(x.State, resumed, x.Resume == nil && x.Into != nil, &run)...)
 		}

@@ -78,20 +78,14 @@ func (m *Machine) resolveRegional(rw regionWay, hist []*State) (regionWay, []*St
 				// A deep history resumes a parallel state inside a
 				// region from outside: its regions resume the leaves it
 				// remembers.
-				if out == w {
-					cp := *w
-					out = &cp
-				}
+				out = owned(w, out)
 				out.hosted = resumed
 				rw.after = m.placeResumed(rw.after, resumed)
 			}
 		}
 		if cfg, ok := m.resumed(out, mem); ok {
 			// The regions resume what the deep history remembers.
-			if out == w {
-				cp := *w
-				out = &cp
-			}
+			out = owned(w, out)
 			out.Resumed, rw.after = cfg, slices.Clone(cfg)
 		}
 		rw.way = out
@@ -134,10 +128,7 @@ func (m *Machine) resolveRegional(rw regionWay, hist []*State) (regionWay, []*St
 		if resumed := m.resumeHosted(r, hist); resumed != nil {
 			// A parallel state inside the region that a deep history
 			// resumes: its regions resume the leaves it remembers.
-			if out == w {
-				cp := *w
-				out = &cp
-			}
+			out = owned(w, out)
 			out.hosted = resumed
 			rw.after = m.placeResumed(rw.after, resumed)
 			cur = m.placeResumed(cur, resumed)
@@ -279,6 +270,16 @@ func (m *Machine) resumeHosted(r *Rule, hist []*State) []*State {
 				out[mem.Region.Index] = at
 			}
 		}
+	}
+	return out
+}
+
+// owned returns out, the way resolveRegional makes of w, as one it may
+// change: a copy of w while it is still w.
+func owned(w, out *Way) *Way {
+	if out == w {
+		cp := *w
+		return &cp
 	}
 	return out
 }

@@ -37,13 +37,7 @@ func (e *entering) inward(t *spec.Transition, r *specRegion, diags *diag.List) b
 		enteredThrough(other, name)
 		o.To = spec.String{Value: q, Pos: o.To.Pos, Set: true}
 	}
-	one(&t.Outcome, t.Pos)
-	if len(t.Guards) > 0 {
-		t.Guards = slices.Clone(t.Guards)
-		for i := range t.Guards {
-			one(&t.Guards[i].Outcome, t.Guards[i].Pos)
-		}
-	}
+	eachOutcome(t, one)
 	return bad
 }
 
@@ -123,26 +117,9 @@ func enterInward(m *Machine, e *entering, inRegion map[string]*State) {
 			if a == nil {
 				continue
 			}
-			into(r, descend(a))
-			r.Target = a
-			if hist {
-				r.History = a
-				for _, c := range regionResumes(a) {
-					v := *r
-					v.Variants, v.Target, v.Resume = nil, c, c
-					v.Entries = slices.Clone(r.Entries)
-					into(&v, descend(c))
-					v.Actions = nil
-					for _, x := range r.Actions {
-						v.Actions = append(v.Actions, &Emit{Action: x.Action})
-					}
-					v.Label = RuleLabel(&v)
-					r.Variants = append(r.Variants, &v)
-					rules = append(rules, &v)
-					added = true
-				}
-			}
-			r.Label = RuleLabel(r)
+			vs := pointInto(r, a, hist)
+			rules = append(rules, vs...)
+			added = added || len(vs) > 0
 		}
 		reg.Rules = rules
 	}

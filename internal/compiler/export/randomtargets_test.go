@@ -1,0 +1,116 @@
+package export_test
+
+import (
+	"math/rand/v2"
+	"slices"
+)
+
+// This file draws the targets of the random charts' rows, timers and
+// done transitions (see randomchart_test.go): within a region, out of a
+// parallel state, into one from outside, and into the parallel states
+// inside a region's states.
+
+// target picks where a row from n may go: within n's region when n is
+// inside one, else any state outside regions or a history; "" for a row
+// without a target.
+func (g *chartGen) target(n *rnode) string {
+	reg := n.region()
+	if reg == nil && g.chance(0.15) || g.chance(0.03) {
+		// (SCXML runs a parallel state's rule beside a region's rule
+		// without a target, which the export refuses: few of those)
+		return ""
+	}
+	var can []string
+	for _, s := range g.nodes() {
+		if s.kind == regionNode && s == reg && s.history != "" && g.chance(0.5) {
+			can = append(can, s.name+".history") // its own region's
+		}
+		if s.kind == regionNode || s.group || s.region() != reg || reg != nil && !s.inside(reg) {
+			continue
+		}
+		can = append(can, s.name)
+		if s.history != "" && g.chance(0.5) {
+			can = append(can, s.name+".history")
+		}
+	}
+	return can[g.r.IntN(len(can))]
+}
+
+// leaving may pick, for a row from n inside a region of a parallel state
+// P (not one inside a region, nor one nested as a region), a target
+// outside P, or P itself, which the row leaves P for (P holds no parallel
+// state inside a region or nested as a region; drawn from a stream
+// of its own, so the charts are otherwise those of the seed before); ""
+// otherwise.
+func (g *chartGen) leaving(n *rnode) string {
+	reg := n.region()
+	if reg == nil || g.out.Float64() >= 0.2 {
+		return ""
+	}
+	p := reg.parent
+	if p.kind != parallelNode || p.hosted || p.group || p.region() != nil || slices.ContainsFunc(p.all(), func(q *rnode) bool { return q.hosted || q.group }) {
+		return "" // (fsmgen refuses rows that leave beside the rules of their regions)
+	}
+	var can []string
+	for _, s := range g.nodes() {
+		if s == p || s.kind != regionNode && !s.group && s.region() == nil && !s.inside(p) && !p.inside(s) {
+			can = append(can, s.name)
+		}
+	}
+	return can[g.out.IntN(len(can))]
+}
+
+// entering may pick, for a row from n outside every region, a target
+// inside a region of a parallel state P outside regions (not one nested
+// as a region): a state of the region, inside the parallel states inside
+// it too, or its history (drawn from a stream of its own, so the charts
+// are otherwise those of the seed before); "" otherwise.
+func (g *chartGen) entering(n *rnode) string {
+	if n.region() != nil || g.into.Float64() >= 0.1 {
+		return ""
+	}
+	return g.pick(g.into, g.insideRegions(func(s *rnode) bool { return !s.region().parent.group }))
+}
+
+// inwards may pick, for a row, a timer or a done transition of n inside
+// a region (not a region of a parallel state nested as a region), a
+// target inside a parallel state inside one of the region's states, at
+// any depth: a state of its regions or its history (drawn from a stream
+// of its own, so the charts are otherwise those of the seed before); ""
+// otherwise. fsmgen refuses some (a deep history that may resume a
+// parallel state in turn): the harness draws another chart then.
+func (g *chartGen) inwards(n *rnode) string {
+	reg := n.region()
+	if reg == nil || reg.parent.group || g.inward.Float64() >= 0.15 {
+		return ""
+	}
+	return g.pick(g.inward, g.insideRegions(func(s *rnode) bool { return s.region() != reg && s.inside(reg) }))
+}
+
+// insideRegions lists the states inside regions that keep holds for (not
+// those inside a parallel state nested as a region), each followed by
+// its history when it has one: targets for a row into a region.
+func (g *chartGen) insideRegions(keep func(s *rnode) bool) []string {
+	var can []string
+	for _, s := range g.nodes() {
+		if s.kind == regionNode || s.group || s.region() == nil || !keep(s) {
+			continue
+		}
+		if slices.ContainsFunc(g.nodes(), func(q *rnode) bool { return q.group && s.inside(q) }) {
+			continue // inside a parallel state nested as a region
+		}
+		can = append(can, s.name)
+		if s.history != "" {
+			can = append(can, s.name+".history")
+		}
+	}
+	return can
+}
+
+// pick draws one of can from stream r; "" when can is empty.
+func (g *chartGen) pick(r *rand.Rand, can []string) string {
+	if len(can) == 0 {
+		return ""
+	}
+	return can[r.IntN(len(can))]
+}

@@ -22,11 +22,11 @@ import (
 func (e *entering) inward(t *spec.Transition, r *specRegion, diags *diag.List) bool {
 	bad := false
 	one := func(o *spec.Outcome, pos diag.Pos) {
-		name := strings.TrimSuffix(o.To.Value, historySuffix)
-		other := e.regionOf[name]
-		if !o.To.Set || other == nil || other.within(r) == nil || len(other.groups) > 0 {
+		other := e.inwardTarget(o.To, r)
+		if other == nil {
 			return
 		}
+		name := strings.TrimSuffix(o.To.Value, historySuffix)
 		q := other.within(r).par.Name.Value
 		if why := e.refusal(o.To, other, q, true); why != "" {
 			diags.Errorf(o.To.Pos, "region %s cannot move to %s, inside region %s of parallel state %s%s", r.root.Name.Value, o.To.Value, other.root.Name.Value, other.par.Name.Value, why)
@@ -41,15 +41,29 @@ func (e *entering) inward(t *spec.Transition, r *specRegion, diags *diag.List) b
 	return bad
 }
 
+// inwardTargets reports whether row t of a state of region r targets a
+// state inside a parallel state inside one of r's states (see inward).
+func (e *entering) inwardTargets(t *spec.Transition, r *specRegion) bool {
+	return slices.ContainsFunc(targets(t), func(to spec.String) bool { return e.inwardTarget(to, r) != nil })
+}
+
+// inwardTarget returns the region of target to, when it names a state
+// (or its history) inside a parallel state inside one of region r's
+// states, not one nested as a region there; nil otherwise.
+func (e *entering) inwardTarget(to spec.String, r *specRegion) *specRegion {
+	o := e.regionOf[strings.TrimSuffix(to.Value, historySuffix)]
+	if !to.Set || o == nil || o.within(r) == nil || len(o.groups) > 0 {
+		return nil
+	}
+	return o
+}
+
 // inwardTimer is inward for timer t of a state of region r (its row, see
 // specRegion.timers): the region's build reads the rewritten targets
 // from a stand-in for the state's timer (see lifts.apply). It reports
 // whether t targets such a state, refused or not.
 func (e *entering) inwardTimer(t *spec.Transition, r *specRegion, lifts *lifts, diags *diag.List) bool {
-	if !slices.ContainsFunc(targets(t), func(to spec.String) bool {
-		o := e.regionOf[strings.TrimSuffix(to.Value, historySuffix)]
-		return o != nil && o.within(r) != nil && len(o.groups) == 0
-	}) {
+	if !e.inwardTargets(t, r) {
 		return false
 	}
 	s := stateNamed(r.root, t.From[0].Value)
@@ -79,10 +93,7 @@ func (e *entering) inwardDones(r *specRegion, lifts *lifts, diags *diag.List) {
 			return
 		}
 		t := spec.Transition{Pos: d.Pos, Outcome: d.Outcome, Guards: d.Guards}
-		if !slices.ContainsFunc(targets(&t), func(to spec.String) bool {
-			o := e.regionOf[strings.TrimSuffix(to.Value, historySuffix)]
-			return o != nil && o.within(r) != nil && len(o.groups) == 0
-		}) || e.inward(&t, r, diags) {
+		if !e.inwardTargets(&t, r) || e.inward(&t, r, diags) {
 			return
 		}
 		cp := *d

@@ -27,7 +27,7 @@ import (
 // fire, a chart a target cannot express) is left to the caller, which
 // draws another.
 func randomChart(seed uint64) string {
-	g := &chartGen{r: rand.New(rand.NewPCG(seed, seed*7919+1)), in: rand.New(rand.NewPCG(seed, seed*104729+3)), out: rand.New(rand.NewPCG(seed, seed*15485863+5)), into: rand.New(rand.NewPCG(seed, seed*32452843+7)), inward: rand.New(rand.NewPCG(seed, seed*49979687+11)), name: fmt.Sprintf("Random%d", seed)}
+	g := &chartGen{r: rand.New(rand.NewPCG(seed, seed*7919+1)), in: rand.New(rand.NewPCG(seed, seed*104729+3)), out: rand.New(rand.NewPCG(seed, seed*15485863+5)), into: rand.New(rand.NewPCG(seed, seed*32452843+7)), inward: rand.New(rand.NewPCG(seed, seed*49979687+11)), cross: rand.New(rand.NewPCG(seed, seed*67867967+13)), name: fmt.Sprintf("Random%d", seed)}
 	return g.chart()
 }
 
@@ -74,17 +74,18 @@ type chartGen struct {
 	// that leave a parallel state from inside a region (see leaving), into
 	// the rows from outside a parallel state into its regions (entering),
 	// inward the rows of a region into the parallel states inside its
-	// states (see inward).
-	in, out, into, inward *rand.Rand
-	name                  string
-	n                     int // states named so far
-	top                   []*rnode
-	events                []string
-	guards                []string
-	actions               []string
-	rows                  []string
-	taken                 map[string]bool // from + event of the rows so far
-	star                  string          // the event of the "*" row, if any
+	// states (see inward), cross the rows and timers of a region into
+	// another region of its parallel state (see across).
+	in, out, into, inward, cross *rand.Rand
+	name                         string
+	n                            int // states named so far
+	top                          []*rnode
+	events                       []string
+	guards                       []string
+	actions                      []string
+	rows                         []string
+	taken                        map[string]bool // from + event of the rows so far
+	star                         string          // the event of the "*" row, if any
 }
 
 func (g *chartGen) chance(p float64) bool { return g.r.Float64() < p }
@@ -514,6 +515,9 @@ func (g *chartGen) chart() string {
 			if in := g.inwards(s); in != "" {
 				s.timer = in
 			}
+			if x := g.across(s); x != "" {
+				s.timer = x
+			}
 		}
 	}
 	var sources []*rnode
@@ -540,6 +544,9 @@ func (g *chartGen) chart() string {
 		}
 		if in := g.inwards(s); in != "" {
 			to = in
+		}
+		if x := g.across(s); x != "" {
+			to = x
 		}
 		g.row(s, e, to, guard)
 	}

@@ -87,6 +87,24 @@ func (g *chartGen) inwards(n *rnode) string {
 	return g.pick(g.inward, g.insideRegions(func(s *rnode) bool { return s.region() != reg && s.inside(reg) }))
 }
 
+// across may pick, for a row or a timer of n inside a region of a
+// parallel state P (one leaving may pick for), a target inside another
+// region of P: a state there, inside the parallel states inside it too,
+// or its history; the row or timer leaves P and enters it again (drawn
+// from a stream of its own, so the charts are otherwise those of the
+// seed before); "" otherwise.
+func (g *chartGen) across(n *rnode) string {
+	reg := n.region()
+	if reg == nil || g.cross.Float64() >= 0.1 {
+		return ""
+	}
+	p := reg.parent
+	if p.kind != parallelNode || p.hosted || p.group || p.region() != nil || slices.ContainsFunc(p.all(), func(q *rnode) bool { return q.hosted || q.group }) {
+		return ""
+	}
+	return g.pick(g.cross, g.insideRegions(func(s *rnode) bool { return s.inside(p) && !s.inside(reg) }))
+}
+
 // insideRegions lists the states inside regions that keep holds for (not
 // those inside a parallel state nested as a region), each followed by
 // its history when it has one: targets for a row into a region.

@@ -203,6 +203,19 @@ func value(v Value) string {
 	return "storage." + v.Data.GoName
 }
 
+// sourceLabel is RuleLabel naming rule r's Source, where it has one (a
+// rule of a parallel state that a state inside its regions wrote), as
+// its source.
+func sourceLabel(r *Rule) string {
+	if r.Source == nil {
+		return RuleLabel(r)
+	}
+	from := r.From
+	r.From = r.Source
+	defer func() { r.From = from }()
+	return RuleLabel(r)
+}
+
 // RuleLabel describes a rule on one line, e.g.
 // "CallingLlm --LlmError [canRetry]--> Error {scheduleRetry} / ScheduleRetry":
 // between braces its effect, the constants it sets (retries=0) and where

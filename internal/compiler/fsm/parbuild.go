@@ -336,6 +336,9 @@ func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, leaves *leavin
 	for _, r := range regions {
 		for i := range r.timers {
 			t := &r.timers[i]
+			if ents.across(t, r, diags) {
+				continue // into another region, refused (see parenter.go)
+			}
 			if leaves.timer(t, r, regionOf, lifts, diags) {
 				continue // a timer that leaves the parallel state (see parleave.go)
 			}

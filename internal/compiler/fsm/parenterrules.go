@@ -27,7 +27,7 @@ func enterInside(m *Machine, e *entering, inRegion map[string]*State) {
 	for _, r := range m.Rules {
 		rules = append(rules, r)
 		name, ok := e.targets[r.Pos]
-		if !ok || r.Source != nil || r.To == nil || r.To.Regions == nil {
+		if !ok || r.To == nil || r.To.Regions == nil {
 			continue
 		}
 		name, hist := strings.CutSuffix(name, historySuffix)
@@ -72,12 +72,12 @@ func pointInto(r *Rule, a *State, hist bool) []*Rule {
 			for _, x := range r.Actions {
 				v.Actions = append(v.Actions, &Emit{Action: x.Action})
 			}
-			v.Label = RuleLabel(&v)
+			v.Label = sourceLabel(&v)
 			r.Variants = append(r.Variants, &v)
 			out = append(out, &v)
 		}
 	}
-	r.Label = RuleLabel(r)
+	r.Label = sourceLabel(r)
 	return out
 }
 

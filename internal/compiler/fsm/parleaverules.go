@@ -140,9 +140,7 @@ func passRules(m *Machine, passing []*Rule) {
 		}
 		if l := m.Rules[i]; l.Source == nil {
 			l.Source = r.From
-			l.From = r.From
-			l.Label = RuleLabel(l)
-			l.From = p
+			l.Label = sourceLabel(l)
 		}
 		r.Leaves = m.Rules[i]
 		r.Label = r.Leaves.Label

@@ -40,18 +40,22 @@ func (l *leaving) timer(t *spec.Transition, r *specRegion, regionOf map[string]*
 		return false
 	}
 	a := s.After[i]
+	// The timer as t has it: a target in another region of the parallel
+	// state rewritten to the parallel state itself (see entering.across).
+	cp := *a
+	cp.Outcome, cp.Guards = t.Outcome, t.Guards
 	self := func(pos diag.Pos) spec.Outcome {
 		return spec.Outcome{To: spec.String{Value: s.Name.Value, Pos: pos, Set: true}}
 	}
 	stand := &spec.After{Pos: a.Pos, ID: a.ID, Delay: a.Delay, Outcome: self(a.Pos)}
-	lt := leaveTimer{par: r.par.Name.Value, src: s.Name.Value, after: a}
+	lt := leaveTimer{par: r.par.Name.Value, src: s.Name.Value, after: &cp}
 	if !all {
 		// It leaves by some branches of its guards and stays by others:
 		// the region's build runs those that stay, and a stand-in for
 		// each that leaves, which swapTimers swaps for the rule the
 		// machine's build resolves for it.
 		stand.Outcome, lt.leave = spec.Outcome{}, map[diag.Pos]bool{}
-		for _, br := range a.Guards {
+		for _, br := range cp.Guards {
 			if br.To.Set && regionOf[strings.TrimSuffix(br.To.Value, historySuffix)] == nil {
 				lt.leave[br.Pos] = true
 				br.Outcome = self(br.Pos)
@@ -169,10 +173,7 @@ func swapTimers(reg *Region, sub *Machine, left []*Timer) map[*Rule]bool {
 			}
 			for _, v := range append([]*Rule{r}, r.Variants...) {
 				v.Timer, v.Source = t, t.State
-				from := v.From
-				v.From = t.State
-				v.Label = RuleLabel(v)
-				v.From = from
+				v.Label = sourceLabel(v)
 			}
 		}
 	}

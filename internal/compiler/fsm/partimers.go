@@ -286,7 +286,9 @@ func (m *Machine) timerWays(p *State) []*Way {
 			}
 			for _, rw := range m.regionTimerWays(p, cfg, t) {
 				rw.way.Trace, _ = m.step(rw.way, restoredIn(p, cfg))
-				out = append(out, m.resolveFresh(rw.way, cfg))
+				// A rule that enters p anew (see parleavetimers.go)
+				// settles the regions it enters in that step.
+				out = append(out, m.settleWay(m.resolveFresh(rw.way, cfg), cfg)...)
 			}
 		}
 	}

@@ -239,6 +239,7 @@ func (w *scxmlWriter) transition(depth int, n *node, t *trigger, r *fsm.Rule) {
 		if n == w.c.root {
 			attrs = append(attrs, "type", "internal")
 		}
+		acrossRule(r, &w.p, "SCION")
 	} else if r.Target != nil {
 		attrs = append(attrs, "target", r.Target.Name)
 		if rootRule(r, &w.p, "SCXML") || r.Local || n == w.c.root {

@@ -248,6 +248,7 @@ func (w *xstateWriter) transition(r *fsm.Rule) obj {
 		} else if reenters(r) {
 			o.add("reenter", true)
 		}
+		acrossRule(r, &w.p, "XState")
 	} else if r.Target != nil {
 		o.add("target", "#"+w.id(w.c.byState[r.Target]))
 		if local := rootRule(r, &w.p, "XState"); reenters(r) && !local {

@@ -92,7 +92,8 @@ func (g *chartGen) inwards(n *rnode) string {
 // region of P: a state there, inside the parallel states inside it too,
 // or its history; the row or timer leaves P and enters it again (drawn
 // from a stream of its own, so the charts are otherwise those of the
-// seed before); "" otherwise.
+// seed before); "" otherwise, and where P has an entry, an exit, a
+// timer or a history, which the exports refuse such a row for.
 func (g *chartGen) across(n *rnode) string {
 	reg := n.region()
 	if reg == nil || g.cross.Float64() >= 0.1 {
@@ -100,6 +101,9 @@ func (g *chartGen) across(n *rnode) string {
 	}
 	p := reg.parent
 	if p.kind != parallelNode || p.hosted || p.group || p.region() != nil || slices.ContainsFunc(p.all(), func(q *rnode) bool { return q.hosted || q.group }) {
+		return ""
+	}
+	if p.entry || p.exit || p.timer != "" || p.history != "" {
 		return ""
 	}
 	return g.pick(g.cross, g.insideRegions(func(s *rnode) bool { return s.inside(p) && !s.inside(reg) }))

@@ -43,13 +43,9 @@ func (g *chartGen) target(n *rnode) string {
 // of its own, so the charts are otherwise those of the seed before); ""
 // otherwise.
 func (g *chartGen) leaving(n *rnode) string {
-	reg := n.region()
-	if reg == nil || g.out.Float64() >= 0.2 {
+	p, _ := leavable(n, g.out, 0.2)
+	if p == nil {
 		return ""
-	}
-	p := reg.parent
-	if p.kind != parallelNode || p.hosted || p.group || p.region() != nil || slices.ContainsFunc(p.all(), func(q *rnode) bool { return q.hosted || q.group }) {
-		return "" // (fsmgen refuses rows that leave beside the rules of their regions)
 	}
 	var can []string
 	for _, s := range g.nodes() {
@@ -58,6 +54,24 @@ func (g *chartGen) leaving(n *rnode) string {
 		}
 	}
 	return can[g.out.IntN(len(can))]
+}
+
+// leavable returns, when stream r draws below chance for n inside a
+// region, the region's parallel state P and the region, if a row from n
+// may leave P: P is neither inside a region nor nested as a region, and
+// holds no parallel state inside a region or nested as a region (fsmgen
+// refuses rows that leave beside the rules of their regions); nil
+// otherwise.
+func leavable(n *rnode, r *rand.Rand, chance float64) (p, reg *rnode) {
+	reg = n.region()
+	if reg == nil || r.Float64() >= chance {
+		return nil, nil
+	}
+	p = reg.parent
+	if p.kind != parallelNode || p.hosted || p.group || p.region() != nil || slices.ContainsFunc(p.all(), func(q *rnode) bool { return q.hosted || q.group }) {
+		return nil, nil
+	}
+	return p, reg
 }
 
 // entering may pick, for a row from n outside every region, a target
@@ -95,15 +109,8 @@ func (g *chartGen) inwards(n *rnode) string {
 // seed before); "" otherwise, and where P has an entry, an exit, a
 // timer or a history, which the exports refuse such a row for.
 func (g *chartGen) across(n *rnode) string {
-	reg := n.region()
-	if reg == nil || g.cross.Float64() >= 0.1 {
-		return ""
-	}
-	p := reg.parent
-	if p.kind != parallelNode || p.hosted || p.group || p.region() != nil || slices.ContainsFunc(p.all(), func(q *rnode) bool { return q.hosted || q.group }) {
-		return ""
-	}
-	if p.entry || p.exit || p.timer != "" || p.history != "" {
+	p, reg := leavable(n, g.cross, 0.1)
+	if p == nil || p.entry || p.exit || p.timer != "" || p.history != "" {
 		return ""
 	}
 	return g.pick(g.cross, g.insideRegions(func(s *rnode) bool { return s.inside(p) && !s.inside(reg) }))

@@ -334,7 +334,7 @@ func load(paths []string, werror bool, stderr io.Writer) ([]*generate.Result, er
 			if werror {
 				d.Severity = diag.Error
 			}
-			printText(stderr, d, r.Source)
+			printText(stderr, d, source(r, d))
 		}
 		if r.Machine == nil || werror && len(r.Diags) > 0 {
 			failed = true
@@ -344,6 +344,20 @@ func load(paths []string, werror bool, stderr io.Writer) ([]*generate.Result, er
 		return nil, errReported
 	}
 	return results, nil
+}
+
+// source returns the text diagnostic d of result r points into: the
+// spec's, or another file's (a hand-written Go file of the output
+// package), read from disk; nil when it cannot be read (no excerpt).
+func source(r *generate.Result, d diag.Diagnostic) []byte {
+	if d.Pos.File == "" || d.Pos.File == r.Spec {
+		return r.Source
+	}
+	src, err := os.ReadFile(d.Pos.File)
+	if err != nil {
+		return nil
+	}
+	return src
 }
 
 // printText prints d as -format text does: "path:line:col: message", the

@@ -88,9 +88,10 @@ func Load(path string) (*Result, error) {
 		if err := temporal(res, f, m, src); err != nil {
 			return nil, fmt.Errorf("%s: output.temporal: %w", path, err)
 		}
-		if res.Diags.HasErrors() {
-			res.Machine, res.Outputs = nil, nil
-		}
+	}
+	handClashes(res.Outputs, &res.Diags)
+	if res.Diags.HasErrors() {
+		res.Machine, res.Outputs = nil, nil
 	}
 	res.Diags.Sort()
 	return res, nil

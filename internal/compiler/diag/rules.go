@@ -139,7 +139,7 @@ var rules = []Rule{
 		Short:    "A name refers to nothing declared.",
 		Full:     "A transition, list or declaration names a state, event, action, guard or effect the spec does not declare.",
 		Help:     "Correct the spelling (the message suggests the nearest declared name), or declare it.",
-		Patterns: []string{`^unknown (state|event|action) "`, `^unknown \S+ ".*": declare it under `},
+		Patterns: []string{`^unknown (state|event|action) "`, `^unknown \S+ ".*": declare it under `, `^on: "\*" names no event`},
 	},
 	{
 		ID: "wrong-name-kind", Level: Error,

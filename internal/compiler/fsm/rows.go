@@ -44,6 +44,11 @@ func (b *builder) rowEvents(t *spec.Transition) ([]*Event, bool) {
 		if !n.Set {
 			continue // "on: ~": no event
 		}
+		if n.Value == "*" {
+			b.errorf(n.Pos, "on: \"*\" names no event: a row names its events; to ignore or reject every event a state has no rule for, write ignore: \"*\" or reject: under the state, and for one event in every state, from: \"*\"")
+			ok = false
+			continue
+		}
 		ev := b.event(n)
 		switch {
 		case ev == nil:

@@ -352,11 +352,18 @@ func (p *parser) stateKeys(s *State) map[string]func(k, v *yaml.Node) {
 		"done":         func(k, v *yaml.Node) { s.Done = p.done(k, v) },
 		"fields":       func(_, v *yaml.Node) { s.Fields = p.fields(v) },
 		"ignore":       func(_, v *yaml.Node) { s.Ignore = p.names(v) },
-		"reject":       func(_, v *yaml.Node) { s.Reject = p.names(v) },
-		"defer":        func(_, v *yaml.Node) { s.Defer = p.names(v) },
-		"entry":        func(_, v *yaml.Node) { s.Entry = p.hook(v) },
-		"exit":         func(_, v *yaml.Node) { s.Exit = p.hook(v) },
-		"after":        func(_, v *yaml.Node) { s.After = p.afters(v) },
+		"reject": func(_, v *yaml.Node) {
+			if resolve(v).Kind == yaml.MappingNode {
+				// (reject: {Pay: "place the order first"})
+				p.errorf(v, "expected a name or a list of names, found a mapping: a state's reject lists events; the reason for one goes on a row, {from: %s, on: EVENT, reject: \"reason\"}", s.Name.Value)
+				return
+			}
+			s.Reject = p.names(v)
+		},
+		"defer": func(_, v *yaml.Node) { s.Defer = p.names(v) },
+		"entry": func(_, v *yaml.Node) { s.Entry = p.hook(v) },
+		"exit":  func(_, v *yaml.Node) { s.Exit = p.hook(v) },
+		"after": func(_, v *yaml.Node) { s.After = p.afters(v) },
 		"states": func(k, v *yaml.Node) {
 			s.StatesPos = p.pos(k)
 			p.each(v, func(k, v *yaml.Node) { s.States = append(s.States, p.state(k, v)) })

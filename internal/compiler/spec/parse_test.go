@@ -112,6 +112,7 @@ func TestParseHostile(t *testing.T) {
 		{"wrong type", "version: 2\nstates: [a, b]\n", `x.yaml:2:9: expected a mapping of names, found a list`},
 		{"imports as a list", "version: 2\nimports: [time]\n", `x.yaml:2:10: imports maps each package's qualifier to its import path, found a list: write imports: {time: time, chat: example.com/chat}`},
 		{"reject: true", "version: 2\ntransitions:\n  - from: A\n    on: E\n    reject: true\n", `x.yaml:5:13: expected the reason the caller is told \(reject: the cart is empty\), found true`},
+		{"reject with reasons", "version: 2\nstates:\n  Draft:\n    reject: {Pay: place the order first}\n", `x.yaml:4:13: expected a name or a list of names, found a mapping: a state's reject lists events; the reason for one goes on a row, \{from: Draft, on: EVENT, reject: "reason"\}`},
 		{"done naming a state", "version: 2\nstates:\n  A:\n    done: B\n", `x.yaml:4:11: done is a transition, not a state name: write done: \{to: B\}`},
 		{"breaks not a list", "version: 2\nbreaks: {change: state A}\n", `x.yaml:2:9: breaks is a list of the changes made on purpose, each with change and why`},
 		{"a break without why", "version: 2\nbreaks:\n  - change: state A\n", `x.yaml:3:5: a declared break names the change \(as fsmgen diff names it\) and says why`},

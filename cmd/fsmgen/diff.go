@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
@@ -241,13 +243,29 @@ func diffFindings(rep *diff.Report) diag.List {
 	return l
 }
 
-// diffUsage checks fsmgen diff's arguments.
-func diffUsage(args []string) error {
-	if len(args) != 2 {
-		return fmt.Errorf("diff needs two revisions of a spec, OLD (a file, or git:REV:PATH) and NEW: %w", errUsage)
+// diffArgs checks fsmgen diff's arguments and returns OLD and NEW: with
+// NEW alone, OLD is NEW as the last commit has it (git:HEAD:NEW, NEW
+// taken relative to the current directory).
+func diffArgs(args []string) (oldSource, newPath string, err error) {
+	if len(args) != 1 && len(args) != 2 {
+		return "", "", fmt.Errorf("diff needs a spec as it is now, NEW, and the revision to compare it with, OLD (a file, or git:REV:PATH; git:HEAD:NEW when left out): %w", errUsage)
 	}
-	if strings.HasPrefix(args[1], "git:") {
-		return fmt.Errorf("diff: NEW is the spec as it is now, a file: %w", errUsage)
+	newPath = args[len(args)-1]
+	if strings.HasPrefix(newPath, "git:") {
+		return "", "", fmt.Errorf("diff: NEW is the spec as it is now, a file: %w", errUsage)
 	}
-	return nil
+	if len(args) == 2 {
+		return args[0], newPath, nil
+	}
+	rel := newPath
+	if filepath.IsAbs(rel) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", "", fmt.Errorf("diff: %w", err)
+		}
+		if rel, err = filepath.Rel(wd, newPath); err != nil {
+			return "", "", fmt.Errorf("diff: %s is not below the current directory: name OLD (git:REV:PATH): %w", newPath, errUsage)
+		}
+	}
+	return "git:HEAD:" + rel, newPath, nil
 }

@@ -68,7 +68,8 @@ func TestDiffExitStatus(t *testing.T) {
 		{name: "a new spec", old: "", new: lampSpec, code: exitOK, stdout: []string{"new.yaml is new (old.yaml has no such spec)"}},
 		{name: "an old revision that does not check", old: strings.Replace(lampSpec, "to: Off", "to: Of", 1), new: lampSpec, code: exitError, stderr: []string{`old.yaml:20:9: unknown state "Of"`, "diff compares two revisions that check"}},
 		{name: "a new revision missing", old: lampSpec, new: "", code: exitError, stderr: []string{"read new.yaml: no such file"}},
-		{name: "one revision", args: []string{"diff", "old.yaml"}, code: exitUsage, stderr: []string{"diff needs two revisions"}},
+		{name: "three revisions", args: []string{"diff", "old.yaml", "new.yaml", "new.yaml"}, code: exitUsage, stderr: []string{"diff needs a spec as it is now, NEW, and the revision to compare it with, OLD"}},
+		{name: "NEW alone, outside git", new: lampSpec, args: []string{"diff", "new.yaml"}, code: exitError, stderr: []string{`git:HEAD:new.yaml: git knows no commit "HEAD" here`}},
 		{name: "NEW from git", args: []string{"diff", "old.yaml", "git:HEAD:new.yaml"}, code: exitUsage, stderr: []string{"NEW is the spec as it is now"}},
 		{name: "an unknown format", args: []string{"diff", "-format", "xml", "old.yaml", "new.yaml"}, code: exitUsage, stderr: []string{`-format "xml" is not one of`}},
 		{name: "not git:REV:PATH", old: lampSpec, new: lampSpec, args: []string{"diff", "git:HEAD", "new.yaml"}, code: exitError, stderr: []string{`"git:HEAD" is not git:REV:PATH`}},
@@ -128,6 +129,19 @@ func TestDiffGit(t *testing.T) {
 	code, _, stderr = cli(t, repo, "diff", "git:HEAD~9:specs/lamp.yaml", "specs/lamp.yaml")
 	assert.Equal(t, exitError, code)
 	assert.Contains(t, stderr, `git knows no commit "HEAD~9" here`)
+
+	// NEW alone: OLD is the last commit's, named relative to the current
+	// directory, from its path as given or made absolute.
+	code, stdout, stderr = cli(t, repo, "diff", "specs/lamp.yaml")
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "git:HEAD:specs/lamp.yaml -> specs/lamp.yaml: 0 changes")
+	gittest.WriteFile(t, repo, "specs/lamp.yaml", lampSpec)
+	for _, path := range []string{"lamp.yaml", filepath.Join(repo, "specs", "lamp.yaml")} {
+		code, stdout, stderr = cli(t, filepath.Join(repo, "specs"), "diff", path)
+		assert.Equal(t, exitOK, code, stderr)
+		assert.Contains(t, stdout, "git:HEAD:lamp.yaml -> "+path+": 2 changes, 0 breaking")
+		assert.Contains(t, stdout, "retyped from int16 to int (was at git:HEAD:lamp.yaml:8:21)")
+	}
 }
 
 // TestDiffFormats checks the JSON and SARIF documents of a diff with a

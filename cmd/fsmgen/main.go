@@ -10,7 +10,7 @@
 //	fsmgen schema                                   print the JSON Schema of the spec language
 //	fsmgen debug SPEC                               print the checked machine (storage, signatures, every rule's data flow)
 //	fsmgen paths [-json] SPEC                       print each rule's witness path: the shortest events from New that fire it
-//	fsmgen diff [-format F] OLD NEW                 list what changed between two revisions of a spec, and what each change breaks
+//	fsmgen diff [-format F] [OLD] NEW               list what changed between two revisions of a spec (OLD: git:HEAD:NEW by default), and what each change breaks
 //	fsmgen export -format xstate|scxml SPEC         print the machine as an XState v5 config (JSON) or an SCXML document
 //
 // fsmgen CMD -h prints the command's usage line and its flags.
@@ -162,7 +162,7 @@ const usage = `usage:
   fsmgen schema
   fsmgen debug SPEC
   fsmgen paths [-json] SPEC
-  fsmgen diff [-format text|json|sarif] OLD NEW
+  fsmgen diff [-format text|json|sarif] [OLD] NEW
   fsmgen export -format xstate|scxml SPEC
 `
 
@@ -275,10 +275,11 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		if !slices.Contains(formats, o.format) {
 			return fmt.Errorf("diff: -format %q is not one of text, json, sarif: %w", o.format, errUsage)
 		}
-		if err := diffUsage(args); err != nil {
+		oldSource, newPath, err := diffArgs(args)
+		if err != nil {
 			return err
 		}
-		return diffSpecs(o.format, args[0], args[1], stdout, stderr)
+		return diffSpecs(o.format, oldSource, newPath, stdout, stderr)
 	case "diagram", "debug":
 		if len(args) != 1 {
 			return fmt.Errorf("%s needs exactly one spec file: %w", cmd, errUsage)

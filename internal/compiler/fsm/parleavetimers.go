@@ -34,6 +34,9 @@ func (l *leaving) timer(t *spec.Transition, r *specRegion, regionOf map[string]*
 	if !some || r.groups != nil || r.host != nil {
 		return false // regionRow's, or refused there
 	}
+	// A branch without a target (an action, an ignore) stays in the
+	// region, as a branch into a state of the region does.
+	all = all && !slices.ContainsFunc(t.Guards, func(br spec.Branch) bool { return !br.To.Set })
 	s := stateNamed(r.root, t.From[0].Value)
 	i := slices.IndexFunc(s.After, func(a *spec.After) bool { return a.Pos == t.Pos })
 	if i < 0 {

@@ -125,7 +125,7 @@ var rules = []Rule{
 		Short:    "Two names become the same Go identifier.",
 		Full:     "Spec names are turned into Go identifiers; two that map to the same identifier, or one that takes a name fsmgen generates or an import needs, would not compile. Each place is reported. So would a hand-written declaration in the package fsmgen writes into (a type, function, variable, constant, or a method of a generated type) that has the name of a generated one: it is reported where it is declared.",
 		Help:     "Rename one of them, give one its Go name with go_name, or choose another import alias; rename a hand-written declaration that takes a generated name.",
-		Patterns: []string{` in Go, .*rename (it|one of them)( or give (it|one) a go_name)?$`, ` are both .* in Go: rename one( or give one a go_name)?$`, `^import alias ".*" is the generated package's own name`, `^import alias time names `, `^hand-written .* takes the name of the generated `},
+		Patterns: []string{` in Go, .*rename (it|one of them)( or give (it|one) a go_name)?$`, ` are both .* in Go: rename one( or give one a go_name)?$`, `^import alias ".*" is the generated package's own name`, `^import alias time names `, `^hand-written .* takes the name of the generated `, `^fsmgen generated .* before, under another machine name: `, `: two machines cannot share a package; `},
 	},
 	{
 		ID: "duplicate-declaration", Level: Error,

@@ -2,6 +2,7 @@ package generate
 
 import (
 	"bytes"
+	"fmt"
 	"go/ast"
 	"go/build"
 	"go/parser"
@@ -23,15 +24,18 @@ type decl struct {
 	pos       token.Position
 }
 
-// handClashes reports, at the hand-written declaration, each name that a
-// hand-written Go file of a package fsmgen writes into declares and one
-// of the generated files declares too (a method of a generated type
-// included): the package, or its tests, would not compile, and the
-// compiler would point at the generated file. Files an fsmgen wrote
-// (its header on the first line), files the build leaves out, and
-// external test packages (package x_test) are not the user's to rename
-// here.
-func handClashes(outputs []Output, diags *diag.List) {
+// handClashes reports each name that a Go file of a package fsmgen
+// writes into (other than the outputs of spec) declares and one of the
+// outputs declares too (a method of a generated type included): the
+// package, or its tests, would not compile, and the compiler would point
+// at the generated file. A hand-written declaration is reported where it
+// is declared; a file fsmgen generated (its header on the first line) as
+// a whole: from spec before, under another machine name, it is stale;
+// from another spec, two machines share a package. A file is compared
+// with the outputs of its own package: the package and its internal
+// tests, or its external tests (package x_test). Files the build leaves
+// out are left alone.
+func handClashes(spec string, outputs []Output, diags *diag.List) {
 	byDir := map[string][]Output{}
 	var dirs []string
 	for _, o := range outputs {
@@ -45,54 +49,106 @@ func handClashes(outputs []Output, diags *diag.List) {
 		byDir[dir] = append(byDir[dir], o)
 	}
 	for _, dir := range dirs {
-		generated := map[string]decl{}
-		var pkg string
+		// By package: the package's own files and its internal tests, and
+		// the external test package (package x_test).
+		generated := map[string]map[string]decl{}
+		var names []string
 		for _, o := range byDir[dir] {
-			name, decls := fileDecls(filepath.Base(o.Path), o.Content)
-			if !strings.HasSuffix(name, "_test") {
-				pkg = name
+			pkg, decls := fileDecls(filepath.Base(o.Path), o.Content)
+			names = append(names, filepath.Base(o.Path))
+			if generated[pkg] == nil {
+				generated[pkg] = map[string]decl{}
 			}
 			for _, d := range decls {
-				generated[d.key] = d
+				generated[pkg][d.key] = d
 			}
 		}
-		for _, d := range handDecls(dir, pkg, byDir[dir]) {
-			g, ok := generated[d.key]
-			if !ok {
+		for _, f := range otherFiles(dir, names) {
+			pkg := f.pkg
+			var clashes []string
+			for _, d := range f.decls {
+				g, ok := generated[pkg][d.key]
+				switch {
+				case !ok:
+				case f.source == "":
+					pos := diag.Pos{File: filepath.Join(dir, f.name), Line: d.pos.Line, Col: d.pos.Column}
+					diags.Errorf(pos, "hand-written %s %s takes the name of the generated %s %s (%s), in package %s: the package would not compile; rename yours", d.kind, d.key, g.kind, g.key, g.pos.Filename, pkg)
+				default:
+					clashes = append(clashes, d.key)
+				}
+			}
+			if len(clashes) == 0 {
 				continue
 			}
-			pos := diag.Pos{File: filepath.Join(dir, filepath.Base(d.pos.Filename)), Line: d.pos.Line, Col: d.pos.Column}
-			diags.Errorf(pos, "hand-written %s %s takes the name of the generated %s %s (%s), in package %s: the package would not compile; rename yours", d.kind, d.key, g.kind, g.key, g.pos.Filename, pkg)
+			pos := diag.Pos{File: filepath.Join(dir, f.name)}
+			if f.source == filepath.Base(spec) {
+				diags.Errorf(pos, "fsmgen generated %s from %s before, under another machine name: it declares %s, as the outputs now do (%s), so the package would not compile; delete %s", f.name, f.source, someNames(clashes), strings.Join(names, ", "), f.name)
+			} else {
+				diags.Errorf(pos, "%s, generated from %s, declares %s, as the outputs of %s do, in package %s: two machines cannot share a package; give one of them an output.go of its own", f.name, f.source, someNames(clashes), filepath.Base(spec), pkg)
+			}
 		}
 	}
 }
 
-// handDecls returns the declarations of the hand-written Go files of
-// package pkg in dir that the build takes, the outputs' own files left
-// out.
-func handDecls(dir, pkg string, outputs []Output) []decl {
+// someNames lists the first three of names, and says how many more.
+func someNames(names []string) string {
+	if len(names) <= 3 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
+}
+
+// goFile is a Go file of an output package besides the outputs: its
+// name, its package clause, the spec fsmgen generated it from ("" for a
+// hand-written file) and its declarations.
+type goFile struct {
+	name, pkg, source string
+	decls             []decl
+}
+
+// otherFiles returns the Go files in dir that the build takes, but for
+// those named skip (the outputs).
+func otherFiles(dir string, skip []string) []goFile {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
-	var out []decl
+	var out []goFile
 	for _, ent := range entries {
 		name := ent.Name()
-		if ent.IsDir() || !strings.HasSuffix(name, ".go") || slices.ContainsFunc(outputs, func(o Output) bool { return filepath.Base(o.Path) == name }) {
+		if ent.IsDir() || !strings.HasSuffix(name, ".go") || slices.Contains(skip, name) {
 			continue
 		}
 		if ok, err := build.Default.MatchFile(dir, name); err != nil || !ok {
 			continue
 		}
 		src, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil || bytes.Contains(firstLine(src), []byte(emit.Header)) {
+		if err != nil {
 			continue
 		}
-		if p, decls := fileDecls(name, src); p == pkg {
-			out = append(out, decls...)
+		f := goFile{name: name}
+		if bytes.Contains(firstLine(src), []byte(emit.Header)) {
+			f.source = generatedFrom(src)
+		}
+		if f.pkg, f.decls = fileDecls(name, src); f.pkg != "" {
+			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// generatedFrom returns the spec a file fsmgen generated names on its
+// header's "source:" line; "?" when it names none.
+func generatedFrom(src []byte) string {
+	for line := range strings.Lines(string(src)) {
+		if !strings.HasPrefix(line, "//") {
+			break
+		}
+		if rest, ok := strings.CutPrefix(line, "// source: "); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return "?"
 }
 
 // fileDecls returns the package name of Go file src and its

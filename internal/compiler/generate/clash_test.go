@@ -31,6 +31,43 @@ transitions:
   - {from: Open, on: Close, to: Shut}
 `
 
+// behaviorSpec is clashSpec with a guard whose examples run through the
+// behaviour policy declares, in the external test package door_test.
+const behaviorSpec = `version: 2
+machine: Door
+package: door
+behavior: Policy{}
+output:
+  go: .
+states:
+  Open:
+    initial: true
+  Shut:
+    terminal: true
+    ignore: [Close]
+events:
+  Close: {}
+guards:
+  latched: {}
+transitions:
+  - from: Open
+    on: Close
+    guards:
+      - if: latched
+        to: Shut
+        examples:
+          - name: a latched door shuts
+      - else: true
+        ignore: true
+`
+
+// gomod makes the directory a module, whose import path the generated
+// external test package imports.
+const gomod = "module example.com/door\n\ngo 1.26\n"
+
+// policy is the behaviour of behaviorSpec.
+const policy = "package door\n\n// Policy is the door's behaviour.\ntype Policy struct{}\n\n// Latched reports true.\nfunc (Policy) Latched() bool { return true }\n"
+
 // TestHandClashes checks that a hand-written declaration of the output
 // package that takes a generated name (which the compiler would report
 // in the generated file) is refused where it is declared, and that what
@@ -40,6 +77,7 @@ func TestHandClashes(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name  string
+		spec  string // clashSpec when empty
 		files map[string]string
 		want  []string // "file:line:col: message start"; none when clean
 	}{{
@@ -62,27 +100,47 @@ func TestHandClashes(t *testing.T) {
 		files: map[string]string{
 			"ext_test.go":   "package door_test\n\nimport \"testing\"\n\nfunc TestRules(t *testing.T) {}\n",
 			"ignored.go":    "//go:build ignore\n\npackage door\n\ntype Machine struct{}\n",
-			"old_gen.go":    emit.Header + "\n\npackage door\n\ntype Machine struct{}\n",
 			"otherwise.txt": "type Machine struct{}\n",
 		},
+	}, {
+		name:  "what the spec generated under another machine name",
+		files: map[string]string{"gate_gen.go": "// " + emit.Header + "\n// source: door.yaml\n\npackage door\n\ntype Machine struct{}\n\nfunc New() {}\n"},
+		want:  []string{"gate_gen.go: fsmgen generated gate_gen.go from door.yaml before, under another machine name: it declares Machine, New, as the outputs now do (door_gen.go, door_gen_test.go), so the package would not compile; delete gate_gen.go"},
+	}, {
+		name:  "another spec's machine",
+		files: map[string]string{"gate_gen.go": "// " + emit.Header + "\n// source: gate.yaml\n\npackage door\n\ntype Machine struct{}\n"},
+		want:  []string{"gate_gen.go: gate_gen.go, generated from gate.yaml, declares Machine, as the outputs of door.yaml do, in package door: two machines cannot share a package"},
+	}, {
+		name:  "a test of the package named as the generated examples' test, in door_test",
+		spec:  behaviorSpec,
+		files: map[string]string{"go.mod": gomod, "policy.go": policy, "mine_test.go": "package door\n\nimport \"testing\"\n\nfunc TestExamples(t *testing.T) {}\n"},
+	}, {
+		name:  "an external test named as the generated examples' test",
+		spec:  behaviorSpec,
+		files: map[string]string{"go.mod": gomod, "policy.go": policy, "mine_test.go": "package door_test\n\nimport \"testing\"\n\nfunc TestExamples(t *testing.T) {}\n"},
+		want:  []string{"mine_test.go:5:6: hand-written func TestExamples takes the name of the generated func TestExamples (door_examples_gen_test.go), in package door_test"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			spec := filepath.Join(dir, "door.yaml")
-			require.NoError(t, os.WriteFile(spec, []byte(clashSpec), 0o644))
+			src := clashSpec
+			if tc.spec != "" {
+				src = tc.spec
+			}
+			require.NoError(t, os.WriteFile(spec, []byte(src), 0o644))
 			for name, content := range tc.files {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
 			}
 			res, err := generate.Load(spec)
 			require.NoError(t, err)
 			if len(tc.want) == 0 {
-				assert.Empty(t, res.Diags)
-				assert.NotNil(t, res.Machine)
+				assert.Empty(t, res.Diags.Error())
+				assert.True(t, res.Machine != nil)
 				return
 			}
-			assert.Nil(t, res.Machine, "a spec whose package would not compile writes nothing")
-			assert.Empty(t, res.Outputs)
+			assert.True(t, res.Machine == nil, "a spec whose package would not compile writes nothing")
+			assert.Zero(t, len(res.Outputs))
 			require.Len(t, res.Diags, len(tc.want), "%s", res.Diags)
 			for i, d := range res.Diags {
 				assert.Equal(t, "go-name-clash", d.Rule)
@@ -90,5 +148,29 @@ func TestHandClashes(t *testing.T) {
 				assert.True(t, strings.HasPrefix(got, want), "%s\ndoes not start with\n%s", got, want)
 			}
 		})
+	}
+}
+
+// TestSharedPackage checks that two specs generating Go into one
+// directory, each of whose files declares Machine, New and the rest, are
+// refused together, before either is written.
+func TestSharedPackage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var paths []string
+	for _, name := range []string{"door", "gate"} {
+		path := filepath.Join(dir, name+".yaml")
+		require.NoError(t, os.WriteFile(path, []byte(strings.Replace(clashSpec, "machine: Door", "machine: "+strings.ToUpper(name[:1])+name[1:], 1)), 0o644))
+		paths = append(paths, path)
+	}
+	_, err := generate.LoadAll(paths)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "door.yaml and "+paths[1]+" both generate Go into "+dir+": two machines cannot share a package; give one of them an output.go of its own")
+
+	// Each alone is fine.
+	for _, p := range paths {
+		res, err := generate.LoadAll([]string{p})
+		require.NoError(t, err)
+		require.NotNil(t, res[0].Machine, "%s", res[0].Diags)
 	}
 }

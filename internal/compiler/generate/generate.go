@@ -89,7 +89,7 @@ func Load(path string) (*Result, error) {
 			return nil, fmt.Errorf("%s: output.temporal: %w", path, err)
 		}
 	}
-	handClashes(res.Outputs, &res.Diags)
+	handClashes(path, res.Outputs, &res.Diags)
 	if res.Diags.HasErrors() {
 		res.Machine, res.Outputs = nil, nil
 	}
@@ -100,7 +100,7 @@ func Load(path string) (*Result, error) {
 // LoadAll loads every spec and reports two specs writing the same file.
 func LoadAll(paths []string) ([]*Result, error) {
 	var results []*Result
-	owner := map[string]string{}
+	owner, pkgOwner := map[string]string{}, map[string]string{}
 	for _, p := range paths {
 		r, err := Load(p)
 		if err != nil {
@@ -115,6 +115,13 @@ func LoadAll(paths []string) ([]*Result, error) {
 				return nil, fmt.Errorf("%s and %s both generate %s: give one of them another output path", prev, p, o.Path)
 			}
 			owner[abs] = p
+			if !strings.HasSuffix(abs, ".go") {
+				continue
+			}
+			if prev, ok := pkgOwner[filepath.Dir(abs)]; ok && prev != p {
+				return nil, fmt.Errorf("%s and %s both generate Go into %s: two machines cannot share a package; give one of them an output.go of its own", prev, p, filepath.Dir(o.Path))
+			}
+			pkgOwner[filepath.Dir(abs)] = p
 		}
 		results = append(results, r)
 	}

@@ -17,8 +17,8 @@ import (
 )
 
 // decl is a package-level name a Go file declares: a function, type,
-// variable or constant by its name, a method by its receiver's type and
-// its name (Machine.State).
+// variable or constant by its name, a method or a struct field by its
+// type and its name (Machine.State, Placed.Items).
 type decl struct {
 	key, kind string
 	pos       token.Position
@@ -179,6 +179,14 @@ func fileDecls(name string, src []byte) (string, []decl) {
 				switch s := s.(type) {
 				case *ast.TypeSpec:
 					add(s.Name, s.Name.Name, "type")
+					if st, ok := s.Type.(*ast.StructType); ok {
+						// A method may not have the name of a field.
+						for _, f := range st.Fields.List {
+							for _, n := range f.Names {
+								add(n, s.Name.Name+"."+n.Name, "field")
+							}
+						}
+					}
 				case *ast.ValueSpec:
 					for _, n := range s.Names {
 						add(n, n.Name, d.Tok.String())
@@ -191,7 +199,7 @@ func fileDecls(name string, src []byte) (string, []decl) {
 }
 
 // receiverType returns the name of the type a method's receiver names
-// (T in T, *T, T[K] and *T[K]).
+// (T in T, *T, (*T), T[K] and *T[K]).
 func receiverType(recv *ast.FieldList) string {
 	if recv == nil || len(recv.List) != 1 {
 		return ""
@@ -200,6 +208,8 @@ func receiverType(recv *ast.FieldList) string {
 	for {
 		switch x := t.(type) {
 		case *ast.StarExpr:
+			t = x.X
+		case *ast.ParenExpr:
 			t = x.X
 		case *ast.IndexExpr:
 			t = x.X

@@ -92,6 +92,10 @@ func TestHandClashes(t *testing.T) {
 		files: map[string]string{"state.go": "package door\n\n// State is mine.\nfunc (m *Machine) State() State { return nil }\n"},
 		want:  []string{"state.go:4:19: hand-written method Machine.State takes the name of the generated method Machine.State (door_gen.go)"},
 	}, {
+		name:  "a method named as a generated field, its receiver in parentheses",
+		files: map[string]string{"shut.go": "package door\n\n// core is mine.\nfunc (m (*Machine)) core() {}\n"},
+		want:  []string{"shut.go:4:21: hand-written method Machine.core takes the name of the generated field Machine.core (door_gen.go)"},
+	}, {
 		name:  "a test named as a generated one",
 		files: map[string]string{"door_test.go": "package door\n\nimport \"testing\"\n\nfunc TestRules(t *testing.T) {}\n"},
 		want:  []string{"door_test.go:5:6: hand-written func TestRules takes the name of the generated func TestRules (door_gen_test.go)"},

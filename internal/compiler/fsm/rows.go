@@ -125,7 +125,7 @@ func (b *builder) row(t *spec.Transition, ev *Event) {
 		}
 		if from.Transient != (ev == nil) {
 			if ev == nil {
-				b.errorf(t.Pos, "transition from %s has no \"on\": only a transient state has eventless transitions", from.Name)
+				b.errorf(t.Pos, "transition from %s has no \"on\": only a transient state has eventless transitions; mark %s \"transient: true\" if it is left in the step that enters it (its guards then end with else), or name the event that moves it (a guard such as In(State) is tested when that event comes)", from.Name, from.Name)
 			} else {
 				b.errorf(onPos(t, ev), "transient state %s cannot handle event %s: it is left in the step that enters it, so give it eventless transitions (no \"on\")", from.Name, ev.Name)
 			}

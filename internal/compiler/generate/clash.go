@@ -49,13 +49,19 @@ func handClashes(spec string, outputs []Output, diags *diag.List) {
 		byDir[dir] = append(byDir[dir], o)
 	}
 	for _, dir := range dirs {
+		var names []string
+		for _, o := range byDir[dir] {
+			names = append(names, filepath.Base(o.Path))
+		}
+		others := otherFiles(dir, names)
+		if len(others) == 0 {
+			continue // (the outputs are not parsed: a large spec's are large)
+		}
 		// By package: the package's own files and its internal tests, and
 		// the external test package (package x_test).
 		generated := map[string]map[string]decl{}
-		var names []string
 		for _, o := range byDir[dir] {
 			pkg, decls := fileDecls(filepath.Base(o.Path), o.Content)
-			names = append(names, filepath.Base(o.Path))
 			if generated[pkg] == nil {
 				generated[pkg] = map[string]decl{}
 			}
@@ -63,7 +69,7 @@ func handClashes(spec string, outputs []Output, diags *diag.List) {
 				generated[pkg][d.key] = d
 			}
 		}
-		for _, f := range otherFiles(dir, names) {
+		for _, f := range others {
 			pkg := f.pkg
 			var clashes []string
 			for _, d := range f.decls {

@@ -19,5 +19,10 @@ func acrossRule(r *fsm.Rule, p *problems, target string) {
 	if q.Entry == nil && q.Exit == nil && len(q.Timers) == 0 && q.History == fsm.HistoryNone {
 		return
 	}
-	p.refuse(r.Pos, "rule %s moves from region %s into region %s of %s: SCXML 1.0 §3.13 leaves and enters %s (a transition's domain is the compound state around it), as fsmgen does, but %s takes %s as the domain and leaves and enters its regions only, so %s's entry, exit, timers or history would not run: move %s's entry and exit into its regions, or send an event that region %s takes", r.Label, r.Source.Region.Root.Name, r.Target.Region.Root.Name, q.Name, q.Name, target, q.Name, q.Name, q.Name, r.Target.Region.Root.Name)
+	into := r.Target.Region.Root.Name + " of " + q.Name
+	if w := r.Target.Region.Within; w != nil {
+		// A region of a parallel state inside a region's state.
+		into = r.Target.Region.Root.Name + " of " + w.Name + ", inside " + q.Name
+	}
+	p.refuse(r.Pos, "rule %s moves from region %s into region %s: SCXML 1.0 §3.13 leaves and enters %s (a transition's domain is the compound state around it), as fsmgen does, but %s takes %s as the domain and leaves and enters its regions only, so %s's entry, exit, timers or history would not run: move %s's entry and exit into its regions, or send an event that region %s takes", r.Label, r.Source.Region.Root.Name, into, q.Name, target, q.Name, q.Name, q.Name, r.Target.Region.Root.Name)
 }

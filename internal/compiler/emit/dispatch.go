@@ -402,6 +402,11 @@ func leavesAround(r *fsm.Rule) bool {
 
 // ruleSteps emits one rule, or one variant of a rule into a history.
 func (g *goGen) ruleSteps(r *fsm.Rule) []jen.Code {
+	if r.Source != nil {
+		prev := g.leaving
+		g.leaving = r.Source
+		defer func() { g.leaving = prev }()
+	}
 	var out []jen.Code
 	from := jen.Id("from")
 	if r.Shared() {

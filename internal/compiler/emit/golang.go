@@ -29,6 +29,11 @@ type goGen struct {
 	// inside a region is emitted in regionsTogether, what the other
 	// regions take beside it (see parbeside.go); nil otherwise.
 	beside *beside
+	// leaving is, while a rule of a parallel state that leaves it from
+	// inside a region is emitted, that rule's source (Rule.Source): its
+	// region is in a leaf inside it, so the exits of its other leaves
+	// are not written (see leavesOf).
+	leaving *fsm.State
 }
 
 // GoFile returns the generated package for m as a jennifer file.

@@ -335,7 +335,7 @@ func (g *goGen) regionLeave(s *fsm.State, when jen.Code) (compute, acts []jen.Co
 	// The regions' leaves are read only where an exit depends on them (a
 	// leaf's, or a composite state's below a region's own state): a
 	// variable no exit reads would not compile.
-	if (done && slices.ContainsFunc(s.Regions, g.finalExitsVary)) || (!done && slices.ContainsFunc(s.Regions, leafExits)) {
+	if (done && slices.ContainsFunc(s.Regions, g.finalExitsVary)) || (!done && slices.ContainsFunc(s.Regions, g.leafExits)) {
 		compute = append(compute, jen.Id(leftName(s)).Op(":=").Id("m").Dot("rgn"))
 	}
 	decls, body := g.leaveCompute(s, leftName(s))
@@ -390,8 +390,40 @@ func (g *goGen) regionExits(s *fsm.State) bool {
 }
 
 // leafExits reports whether the exits of region reg depend on its leaf:
-// a leaf of it, or a composite state other than its own state, has one.
-func leafExits(reg *fsm.Region) bool { return exits(reg, reg.Root) }
+// a leaf of it that it may be in (see leavesOf), or a composite state
+// other than its own state, has one.
+func (g *goGen) leafExits(reg *fsm.Region) bool { return g.exitsIn(reg, reg.Root) }
+
+// exitsIn is exits for the leaves of region reg it may be in while
+// g.leaving is emitted (see leavesOf), those of the parallel states
+// among them likewise.
+func (g *goGen) exitsIn(reg *fsm.Region, except *fsm.State) bool {
+	has := func(t *fsm.State) bool {
+		inner := t.Regions != nil && slices.ContainsFunc(t.Regions, func(o *fsm.Region) bool { return g.exitsIn(o, nil) })
+		return (t.Exit != nil || len(t.Timers) > 0 || inner) && t != except
+	}
+	if except == nil && len(reg.GroupExits()) > 0 {
+		return true
+	}
+	return slices.ContainsFunc(g.leavesOf(reg), has) || slices.ContainsFunc(reg.Composites, has)
+}
+
+// leavesOf returns the leaves region reg may be in as the rule being
+// emitted leaves its parallel state: while a rule that leaves from
+// inside a region is (g.leaving), for the region that holds its source
+// those inside the source, or the parallel state inside the region that
+// holds it; every leaf otherwise.
+func (g *goGen) leavesOf(reg *fsm.Region) []*fsm.State {
+	src := g.leaving
+	if src == nil {
+		return reg.Leaves
+	}
+	related := func(l *fsm.State) bool { return l == src || src.Contains(l) || l.Contains(src) }
+	if !slices.ContainsFunc(reg.Leaves, related) {
+		return reg.Leaves
+	}
+	return slices.DeleteFunc(slices.Clone(reg.Leaves), func(l *fsm.State) bool { return !related(l) })
+}
 
 // exits reports whether a state of region reg other than except has an
 // exit, or a timer, which its exit cancels.
@@ -418,7 +450,7 @@ func exits(reg *fsm.Region, except *fsm.State) bool {
 func (g *goGen) leaveRegion(reg *fsm.Region, left string) []jen.Code {
 	k := jen.Id(left).Index(jen.Lit(reg.Index))
 	var out, cases []jen.Code
-	for _, s := range reg.Leaves {
+	for _, s := range g.leavesOf(reg) {
 		var x []jen.Code
 		for i := len(s.Regions) - 1; i >= 0; i-- {
 			// A parallel state inside the region: its regions first.

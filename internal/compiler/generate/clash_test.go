@@ -33,33 +33,11 @@ transitions:
 
 // behaviorSpec is clashSpec with a guard whose examples run through the
 // behaviour policy declares, in the external test package door_test.
-const behaviorSpec = `version: 2
-machine: Door
-package: door
-behavior: Policy{}
-output:
-  go: .
-states:
-  Open:
-    initial: true
-  Shut:
-    terminal: true
-    ignore: [Close]
-events:
-  Close: {}
-guards:
-  latched: {}
-transitions:
-  - from: Open
-    on: Close
-    guards:
-      - if: latched
-        to: Shut
-        examples:
-          - name: a latched door shuts
-      - else: true
-        ignore: true
-`
+var behaviorSpec = strings.NewReplacer(
+	"output:", "behavior: Policy{}\noutput:",
+	"transitions:\n  - {from: Open, on: Close, to: Shut}\n",
+	"guards:\n  latched: {}\ntransitions:\n  - from: Open\n    on: Close\n    guards:\n      - if: latched\n        to: Shut\n        examples:\n          - name: a latched door shuts\n      - else: true\n        ignore: true\n",
+).Replace(clashSpec)
 
 // gomod makes the directory a module, whose import path the generated
 // external test package imports.

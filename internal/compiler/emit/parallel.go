@@ -386,7 +386,7 @@ func (g *goGen) leaveFinal(reg *fsm.Region, left string) []jen.Code {
 
 // regionExits reports whether some state of a region of s has an exit.
 func (g *goGen) regionExits(s *fsm.State) bool {
-	return slices.ContainsFunc(s.Regions, func(reg *fsm.Region) bool { return exits(reg, nil) })
+	return slices.ContainsFunc(s.Regions, func(reg *fsm.Region) bool { return g.exitsIn(reg, nil) })
 }
 
 // leafExits reports whether the exits of region reg depend on its leaf:
@@ -394,9 +394,11 @@ func (g *goGen) regionExits(s *fsm.State) bool {
 // other than its own state, has one.
 func (g *goGen) leafExits(reg *fsm.Region) bool { return g.exitsIn(reg, reg.Root) }
 
-// exitsIn is exits for the leaves of region reg it may be in while
-// g.leaving is emitted (see leavesOf), those of the parallel states
-// among them likewise.
+// exitsIn reports whether a state of region reg other than except has an
+// exit, or a timer, which its exit cancels: of its leaves, those it may
+// be in (see leavesOf), a parallel state among them when its regions
+// have one, and its composite states. With except nil, the exit of a
+// parallel state nested as a region counts too, after reg's.
 func (g *goGen) exitsIn(reg *fsm.Region, except *fsm.State) bool {
 	has := func(t *fsm.State) bool {
 		inner := t.Regions != nil && slices.ContainsFunc(t.Regions, func(o *fsm.Region) bool { return g.exitsIn(o, nil) })
@@ -423,20 +425,6 @@ func (g *goGen) leavesOf(reg *fsm.Region) []*fsm.State {
 		return reg.Leaves
 	}
 	return slices.DeleteFunc(slices.Clone(reg.Leaves), func(l *fsm.State) bool { return !related(l) })
-}
-
-// exits reports whether a state of region reg other than except has an
-// exit, or a timer, which its exit cancels.
-func exits(reg *fsm.Region, except *fsm.State) bool {
-	has := func(t *fsm.State) bool {
-		// A parallel state inside the region leaves its regions first.
-		inner := t.Regions != nil && slices.ContainsFunc(t.Regions, func(o *fsm.Region) bool { return exits(o, nil) })
-		return (t.Exit != nil || len(t.Timers) > 0 || inner) && t != except
-	}
-	if except == nil && len(reg.GroupExits()) > 0 {
-		return true // the exit of the parallel state nested as a region, after reg's
-	}
-	return slices.ContainsFunc(reg.Leaves, has) || slices.ContainsFunc(reg.Composites, has)
 }
 
 // leaveRegion returns the exits of region reg, whose leaf is k, the slot

@@ -118,7 +118,8 @@ func (g *goGen) leaveCompute(s *fsm.State, left string) (decls, out []jen.Code) 
 // of left are zero unless the region was in it.
 func (g *goGen) leaveRegionCompute(reg *fsm.Region, left string) (decls, out []jen.Code) {
 	k := jen.Id(left).Index(jen.Lit(reg.Index))
-	states := slices.Clone(g.leavesOf(reg))
+	leaves := g.leavesOf(reg)
+	states := slices.Clone(leaves)
 	for j := len(reg.Composites) - 1; j >= 0; j-- {
 		states = append(states, reg.Composites[j])
 	}
@@ -126,7 +127,7 @@ func (g *goGen) leaveRegionCompute(reg *fsm.Region, left string) (decls, out []j
 	// regions: their exits run whatever the regions are in.
 	states = append(states, reg.GroupExits()...)
 	for i, st := range states {
-		if i < len(g.leavesOf(reg)) && st.Regions != nil {
+		if i < len(leaves) && st.Regions != nil {
 			// A parallel state inside the region: its regions first.
 			d, o := g.leaveCompute(st, left)
 			decls, out = append(decls, d...), append(out, o...)

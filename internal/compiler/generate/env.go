@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"go/types"
 	"os"
 	"path"
@@ -145,7 +142,6 @@ func localDecls(dir string) (typeNames, names []string) {
 	if err != nil {
 		return nil, nil
 	}
-	fset := token.NewFileSet()
 	for _, ent := range entries {
 		name := ent.Name()
 		if ent.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
@@ -155,28 +151,14 @@ func localDecls(dir string) (typeNames, names []string) {
 		if err != nil || bytes.Contains(firstLine(src), []byte(emit.Header)) {
 			continue
 		}
-		file, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
-		if err != nil {
-			continue
-		}
-		for _, d := range file.Decls {
-			switch d := d.(type) {
-			case *ast.FuncDecl:
-				if d.Recv == nil {
-					names = append(names, d.Name.Name)
-				}
-			case *ast.GenDecl:
-				for _, s := range d.Specs {
-					switch s := s.(type) {
-					case *ast.TypeSpec:
-						typeNames = append(typeNames, s.Name.Name)
-						names = append(names, s.Name.Name)
-					case *ast.ValueSpec:
-						for _, n := range s.Names {
-							names = append(names, n.Name)
-						}
-					}
-				}
+		_, decls := fileDecls(name, src)
+		for _, d := range decls {
+			switch d.kind {
+			case "type":
+				typeNames = append(typeNames, d.key)
+				names = append(names, d.key)
+			case "func", "var", "const":
+				names = append(names, d.key)
 			}
 		}
 	}

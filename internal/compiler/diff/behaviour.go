@@ -51,7 +51,11 @@ func (d *differ) rules() {
 			continue
 		}
 		if ns.Choice != nil || os.Choice != nil {
-			d.cell(ns.Name+" (its choice)", os.Choice, ns.Choice)
+			what := " (its choice)"
+			if ns.Waits || os.Waits {
+				what = " (its eventless rules)" // tested after each step that leaves the machine in it
+			}
+			d.cell(ns.Name+what, os.Choice, ns.Choice)
 		}
 		if ns.Transient || os.Transient {
 			// A transient state receives no events: its choice says

@@ -151,7 +151,7 @@ func (g *goGen) genOtherwise() {
 	for _, s := range g.m.States {
 		var evCases []jen.Code
 		for _, c := range s.Refuses {
-			evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(refusal(c.Rules[0])))
+			evCases = append(evCases, jen.Case(jen.Op("*").Id(c.Event.GoName)).Block(g.refusalIn(c.Rules[0], s)))
 		}
 		if len(evCases) > 0 {
 			states = append(states, jen.Case(jen.Id(s.KindName)).Block(jen.Switch(jen.Id("ev").Assert(jen.Type())).Block(evCases...)))
@@ -205,6 +205,10 @@ func (g *goGen) genChoices() {
 		}
 		doc := fmt.Sprintf("%s takes the eventless rules of the transient state %s.", leaveMethod(s), s.Name)
 		body := g.cellBody(s.Choice)
+		if s.Waits {
+			doc = waitDoc(s)
+			body = append(body, jen.Comment(fmt.Sprintf("// No guard holds: the machine stays in %s.", s.Name)), jen.Return(core().Dot("Finish").Call()))
+		}
 		if s.Rests() {
 			doc = fmt.Sprintf("%s takes the done transition of %s, which entering its final state %s completes, or leaves the machine in %s when no guard holds.", leaveMethod(s), s.Completes.Name, s.Name, s.Name)
 			body = append(body, jen.Comment(fmt.Sprintf("// No guard holds: the done event is dropped, and the machine rests in %s.", s.Name)), jen.Return(core().Dot("Finish").Call()))
@@ -337,7 +341,7 @@ func (g *goGen) values(vs []fsm.Value) []jen.Code {
 // target's storage and zeroes the rest (m.d = fsmData{...}).
 func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 	if r.Kind != fsm.Transition {
-		return []jen.Code{refusal(r)}
+		return []jen.Code{g.refusalIn(r, nil)}
 	}
 	if len(r.Variants) > 0 {
 		return g.historyBody(r)
@@ -481,6 +485,11 @@ func (g *goGen) ruleSteps(r *fsm.Rule) []jen.Code {
 		// the step: its guards are tested now, after this rule's effects
 		// (UML's choice), and it hands out the rest of the actions.
 		return append(out, jen.Return(jen.Id("m").Dot(leaveMethod(r.To)).Call()))
+	}
+	if r.To == nil {
+		if end := g.keeps(r, nil); end != nil {
+			return append(out, end)
+		}
 	}
 	return append(out, jen.Return(core().Dot("Finish").Call()))
 }

@@ -34,6 +34,8 @@ type goGen struct {
 	// region is in a leaf inside it, so the exits of its other leaves
 	// are not written (see leavesOf).
 	leaving *fsm.State
+	// restUsed is set once a rule's code calls rest (see keeps).
+	restUsed bool
 }
 
 // GoFile returns the generated package for m as a jennifer file.
@@ -63,6 +65,7 @@ func GoFile(m *fsm.Machine) *jen.File {
 	g.genTakes()
 	g.genTimers()
 	g.genDeferral()
+	g.genRest()
 	g.genUnmarshal()
 	g.genKindText()
 	g.genRegions()

@@ -93,7 +93,7 @@ func stateKinds(s *fsm.State) string {
 	for _, k := range []struct {
 		on   bool
 		name string
-	}{{s.Regions != nil, "parallel"}, {s.Initial, "initial"}, {s.Terminal, "terminal"}, {s.Final, "final"}, {s.Rests(), "rests if no guard of done holds"}, {s.RestsFinal(), "rests with every region final if no guard of done holds"}, {s.Transient && !s.Final, "transient"}} {
+	}{{s.Regions != nil, "parallel"}, {s.Initial, "initial"}, {s.Terminal, "terminal"}, {s.Final, "final"}, {s.Rests(), "rests if no guard of done holds"}, {s.RestsFinal(), "rests with every region final if no guard of done holds"}, {s.Transient && !s.Final, "transient"}, {s.Waits, "waits on its eventless rules"}} {
 		if k.on {
 			kinds = append(kinds, k.name)
 		}

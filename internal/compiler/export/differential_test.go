@@ -76,6 +76,7 @@ type (
 		Delays   []string        `json:"delays"`
 		Walks    []jsWalk        `json:"walks"`
 		Leaving  []string        `json:"leaving,omitempty"` // see leavingGuards
+		Waiting  []string        `json:"waiting,omitempty"` // see waitingGuards
 	}
 	jsWalk struct {
 		Steps []jsStep `json:"steps"`
@@ -87,12 +88,16 @@ type (
 		// Names are the guards the answers are for (SCION's runner
 		// matches them by name, see run.cjs).
 		Names []string `json:"names"`
+		// Rejected is set when the Go machine rejected the step's event
+		// (see rejected).
+		Rejected bool `json:"rejected,omitempty"`
 	}
 	jsResult struct {
 		Trace  []string `json:"trace"`
 		Calls  []string `json:"calls"`
 		Guards []string `json:"guards"`
 		Extra  []string `json:"extra"` // SCION: guards asked again, or where Go does not ask them
+		Early  []string `json:"early"` // guards of states that wait asked where Go does not (see earlyGuards)
 		Leaf   string   `json:"leaf"`
 		Timers []string `json:"timers"`
 		Status string   `json:"status"`
@@ -320,6 +325,7 @@ func replay(t *testing.T, tg target, specs map[string]*generate.Result, keys []s
 			}
 		}
 		jm.Leaving = leavingGuards(m)
+		jm.Waiting = waitingGuards(m)
 		for _, fn := range m.Guards {
 			jm.Guards = append(jm.Guards, fn.Name)
 		}
@@ -343,6 +349,7 @@ func replay(t *testing.T, tg target, specs map[string]*generate.Result, keys []s
 				st.Guards = append(st.Guards, g.Answer)
 				st.Names = append(st.Names, g.Guard)
 			}
+			st.Rejected = rejected(m, r)
 			if r.Input.Fire {
 				st.Timer = tg.timerName(m, timerOf(t, m, r.Input.State, r.Input.Timer))
 			} else {
@@ -426,6 +433,7 @@ func compareStep(t *testing.T, tg target, m *fsm.Machine, name, prev string, g g
 	}
 	ok = assert.Equal(t, nonNil(guards), nonNil(js.Guards), "%s: the guards asked", name) && ok
 	ok = extraGuards(t, tg, m, name, js.Extra) && ok
+	ok = earlyGuards(t, tg, m, name, js.Early) && ok
 	effects := map[string]bool{}
 	for _, fn := range m.Effects {
 		effects[fn.Name] = true

@@ -145,7 +145,7 @@ func (b *builder) cells() {
 	b.sharedCells, b.users, b.cellOf = map[sharedKey]*Cell{}, map[*Cell][]*State{}, map[*Rule]*Cell{}
 	var inherited []*Cell // a state's, gathered here and copied once to its exact size
 	for _, s := range m.States {
-		if s.Transient || s.Rests() {
+		if s.Transient || s.Rests() || s.Waits {
 			p := b.eventless[s.Index]
 			if p == nil {
 				b.errorf(s.Pos, "transient state %s has no eventless transitions: add transitions from it without \"on\"", s.Name)

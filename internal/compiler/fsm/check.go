@@ -99,12 +99,15 @@ func (b *builder) graph() {
 		for i, p := range path {
 			if p == s {
 				names := make([]string, 0, len(path)-i+1)
-				done := false
+				done, waits := false, false
 				for _, q := range path[i:] {
 					names = append(names, q.Name)
 					done = done || q.Completes != nil
+					waits = waits || q.Waits
 				}
-				if done {
+				if waits {
+					b.errorf(s.Pos, "eventless transitions could loop without an event while their guards hold: %s → %s: the checker cannot tell that their guards never hold together, so name the event that moves one of them (a row with \"on\"), or lead one elsewhere", strings.Join(names, " → "), s.Name)
+				} else if done {
 					b.errorf(s.Pos, "transient states and done transitions could loop without an event: %s → %s", strings.Join(names, " → "), s.Name)
 				} else {
 					b.errorf(s.Pos, "transient states could loop without an event: %s → %s", strings.Join(names, " → "), s.Name)

@@ -129,7 +129,7 @@ func (b *builder) example(ex spec.Example, rules []*Rule) *Example {
 			if users := b.users[b.cellOf[r]]; len(users) > 0 {
 				out.In = users[0]
 			}
-		case r.From.Choice == nil:
+		case r.From.Choice == nil || r.From.Waits && r.Event != nil:
 			out.In = r.From
 		}
 		if out.In == nil {

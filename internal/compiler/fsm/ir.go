@@ -230,6 +230,11 @@ type State struct {
 	Initial   bool
 	Terminal  bool
 	Transient bool
+	// Waits marks a leaf that is not transient but has eventless rules,
+	// all guarded (its Choice): they are tested after every step that
+	// leaves the machine in it, and when none holds it stays, handling
+	// events as any state (SCXML's eventless transitions, XState's always).
+	Waits bool
 	// Parent is the composite state that contains the state; nil at the
 	// top level.
 	Parent *State
@@ -263,8 +268,9 @@ type State struct {
 	// Inherited are the shared cells (of an ancestor, or a "*" row) the
 	// state leaves events to, in event order.
 	Inherited []*Cell
-	// Choice holds the eventless rules of a transient state, or of a
-	// final state whose composite state has a done transition.
+	// Choice holds the eventless rules of a transient state, of a state
+	// that waits, or of a final state whose composite state has a done
+	// transition.
 	Choice *Cell
 	// History is a composite state's history, HistoryNone for none; Hist
 	// is then its place in Machine.Histories (its memory's index).

@@ -174,6 +174,9 @@ func (e edge) known(found []*Path, seen map[node]bool, n node) bool {
 		if found[r.Index] == nil || r.Spends != nil || len(r.Entries) > 0 {
 			return false
 		}
+		if r.Kind != Reject && r.To == nil && n.leaf.Waits {
+			return false // its ways go on into the state's eventless rules
+		}
 		if r.Kind != Transition || r.To == nil {
 			continue
 		}

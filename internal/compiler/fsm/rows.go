@@ -102,7 +102,7 @@ func (b *builder) row(t *spec.Transition, ev *Event) {
 	for _, from := range b.froms(t) {
 		if from.Composite() {
 			if ev == nil {
-				b.errorf(t.Pos, "transition from composite state %s has no \"on\": only a transient state has eventless transitions", from.Name)
+				b.errorf(t.Pos, "transition from composite state %s has no \"on\": eventless transitions leave a leaf state (a transient one, or one that waits); write the row from each state inside %s that waits on it", from.Name, from.Name)
 				continue
 			}
 			rules := b.rowRules(t, from, ev)
@@ -123,12 +123,11 @@ func (b *builder) row(t *spec.Transition, ev *Event) {
 			b.errorf(t.Pos, "final state %s completes %s, whose done transition is tested in the step that enters it: it has no transitions of its own (SCXML 1.0 §3.7), and the events it is offered when no guard holds go to %s and the states around it; write the row from %s", from.Name, from.Completes.Name, from.Completes.Name, from.Completes.Name)
 			continue
 		}
-		if from.Transient != (ev == nil) {
-			if ev == nil {
-				b.errorf(t.Pos, "transition from %s has no \"on\": only a transient state has eventless transitions; mark %s \"transient: true\" if it is left in the step that enters it (its guards then end with else), or name the event that moves it (a guard such as In(State) is tested when that event comes)", from.Name, from.Name)
-			} else {
-				b.errorf(onPos(t, ev), "transient state %s cannot handle event %s: it is left in the step that enters it, so give it eventless transitions (no \"on\")", from.Name, ev.Name)
-			}
+		if ev == nil && !from.Transient && !b.waits(t, from) {
+			continue
+		}
+		if from.Transient && ev != nil {
+			b.errorf(onPos(t, ev), "transient state %s cannot handle event %s: it is left in the step that enters it, so give it eventless transitions (no \"on\")", from.Name, ev.Name)
 			continue
 		}
 		rules := b.rowRules(t, from, ev)
@@ -243,7 +242,7 @@ func (b *builder) rowRules(t *spec.Transition, from *State, ev *Event) []*Rule {
 	if !ok {
 		return nil
 	}
-	if !sawElse && (from == nil || ev == nil || ev.Builtin) && !from.Rests() && !(ev == nil && b.parallel(from)) {
+	if !sawElse && (from == nil || ev == nil || ev.Builtin) && !from.Rests() && !(ev == nil && (b.parallel(from) || from.Waits)) {
 		// A chain of a state's rule for an event falls back to the rule
 		// around it (see fallbacks); a "*" row, a transient state's
 		// eventless rules and a timer's have nothing around them. A
@@ -303,6 +302,9 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 		// parleaveeventless.go).
 		r.Kind = Ignore
 		return r
+	case ev == nil && from != nil && from.Waits && (o.Ignore.Set || o.Reject.Set):
+		b.errorf(pos, "%s has no event to ignore or reject in an eventless transition: each branch leaves it (give it \"to\"), and when no guard holds the machine stays in %s", from.Name, from.Name)
+		return nil
 	case ev == nil && from != nil && (o.Ignore.Set || o.Reject.Set):
 		b.errorf(pos, "transient state %s has no event to ignore or reject: its eventless transitions must leave it", from.Name)
 		return nil
@@ -334,6 +336,10 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 		b.errorf(pos, "an eventless transition of transient state %s must leave it: give it \"to\"", from.Name)
 		return nil
 	}
+	if ev == nil && from != nil && from.Waits && !o.To.Set {
+		b.errorf(pos, "an eventless transition of %s, which waits, must leave it: give it \"to\" (a rule without one would be tested again after itself, forever)", from.Name)
+		return nil
+	}
 	if o.To.Set && strings.HasSuffix(o.To.Value, historySuffix) {
 		if r.History = b.historyTarget(o.To); r.History == nil {
 			ok = false
@@ -351,6 +357,9 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 			ok = false // the composite's missing initial child is reported
 		} else if r.To == from && from.Transient {
 			b.errorf(o.To.Pos, "transient state %s cannot lead to itself: it would loop without an event", from.Name)
+			ok = false
+		} else if ev == nil && from != nil && r.To == from && from.Waits {
+			b.errorf(o.To.Pos, "the eventless transition of %s cannot lead to itself: entering %s tests it again, so it would loop without an event while its guard holds", from.Name, from.Name)
 			ok = false
 		}
 	}

@@ -149,7 +149,7 @@ func expand(from *State, c *Cell) []*Way {
 		for _, next := range s.Choice.Rules {
 			follow(w, next, s.Choice.Rules, "")
 		}
-		if s.Rests() {
+		if s.Rests() || s.Waits {
 			for _, r := range s.Choice.Rules {
 				w.Tests = append(slices.Clip(w.Tests), Test{Guard: r.Guard})
 			}
@@ -170,6 +170,12 @@ func expand(from *State, c *Cell) []*Way {
 		}
 		if r.Kind == Transition && r.To != nil && r.To.Choice != nil {
 			through(w, r.To)
+			return
+		}
+		if r.To == nil && r.Kind != Reject && w.To.Waits {
+			// A rule that keeps a state that waits: its eventless
+			// rules are tested after it.
+			through(w, w.To)
 			return
 		}
 		out = append(out, &w)

@@ -29,7 +29,7 @@ function prepare(spec, ctx) {
 // function that runs one walk on it. The guards, effects and delays the
 // document calls record into the walk that runs.
 async function machineRunner(spec) {
-  const cur = { rec: null, answers: [], names: [], given: {}, failure: null };
+  const cur = { rec: null, answers: [], names: [], given: {}, failure: null, waiting: new Set(spec.waiting ?? []) };
   const fail = (msg) => { cur.failure = cur.failure ?? msg; };
   const ctx = {};
   for (const name of spec.effects ?? []) ctx[name] = () => { cur.rec.calls.push(name); };
@@ -41,6 +41,17 @@ async function machineRunner(spec) {
   }
   for (const name of spec.guards ?? []) {
     ctx[name] = () => {
+      if (cur.early || (cur.rejected && cur.names.length === 0 && cur.waiting.has(name))) {
+        // SCION selects eventless transitions before it takes the event
+        // (_selectTransitionsAndPerformSmallStep), where SCXML 1.0 §3.13
+        // selects them at the end of the macrostep before; the Go machine
+        // did then, when the state that waits on them stayed: every guard
+        // answered false, and they are pure. So after a rejected event,
+        // which SCION takes as a transition that does nothing and the Go
+        // machine as nothing.
+        cur.rec.early.push(name);
+        return false;
+      }
       if (cur.names.length > 0 && cur.names[0] === name) {
         cur.names.shift();
         const a = cur.answers.shift();
@@ -127,7 +138,7 @@ function endOnlyAtTopLevel(sc) {
 
 function runWalk(fnModel, cur, fail, walk) {
   cur.failure = null;
-  const fresh = () => ({ trace: [], calls: [], guards: [], extra: [] });
+  const fresh = () => ({ trace: [], calls: [], guards: [], extra: [], early: [] });
   // The timers run when the walk says: a delayed <send> is kept by its id.
   const pending = new Map(); // sendid -> event name
   const sc = new scxml.core.Statechart(fnModel, {
@@ -144,6 +155,11 @@ function runWalk(fnModel, cur, fail, walk) {
       pending.delete(sendid);
     },
   });
+  const select = sc._selectTransitions;
+  sc._selectTransitions = function (ev, eventless) {
+    if (!eventless) cur.early = false; // the event is taken now
+    return select.call(this, ev, eventless);
+  };
   doneInEntryOrder(sc);
   endOnlyAtTopLevel(sc);
   sc.on('onEntry', (id) => cur.rec.trace.push('entry ' + id));
@@ -162,6 +178,8 @@ function runWalk(fnModel, cur, fail, walk) {
     cur.answers = [...(step.guards ?? [])];
     cur.names = [...(step.names ?? [])];
     cur.given = {};
+    cur.early = true;
+    cur.rejected = step.rejected ?? false;
     if (step.timer) {
       const name = pending.get(step.timer);
       if (name === undefined) {
@@ -173,6 +191,7 @@ function runWalk(fnModel, cur, fail, walk) {
     } else {
       sc.gen({ name: step.event });
     }
+    cur.early = false;
     if (cur.answers.length > 0) fail(`${cur.answers.length} guard answers left unused`);
     finish();
   }

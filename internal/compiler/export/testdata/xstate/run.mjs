@@ -49,7 +49,7 @@ function runWalk(spec, walk) {
   let answers = [];
   let names = [];
   let failure = null;
-  const fresh = () => ({ trace: [], calls: [], guards: [], extra: [] });
+  const fresh = () => ({ trace: [], calls: [], guards: [], extra: [], early: [] });
   const actions = { fsmgenTrace: (_, params) => rec.trace.push(params.t) };
   for (const name of spec.actions ?? []) actions[name] = () => rec.calls.push(name);
   // An effect computes data: it is an assign, which XState runs while it
@@ -64,8 +64,19 @@ function runWalk(spec, walk) {
   }
   const guards = {};
   const leaving = new Set(spec.leaving ?? []);
+  const waiting = new Set(spec.waiting ?? []);
+  let rejected = false;
   for (const name of spec.guards ?? []) {
     guards[name] = () => {
+      if (rejected && answers.length === 0 && waiting.has(name)) {
+        // XState takes a rejection as a transition that does nothing,
+        // then tests the always of a state that waits, as after every
+        // event; the Go machine, which changes nothing on a rejection,
+        // does not. The state rested: every guard answered false, and
+        // they are pure.
+        rec.early.push(name);
+        return false;
+      }
       if (names[0] !== name && leaving.has(name)) {
         // XState asks the guards of the transitions of every region
         // (transitionParallelNode), also those of a rule that leaves the
@@ -131,6 +142,7 @@ function runWalk(spec, walk) {
     rec = fresh();
     answers = [...(step.guards ?? [])];
     names = [...(step.names ?? [])];
+    rejected = step.rejected ?? false;
     if (step.timer) {
       const fn = pending.get(step.timer);
       if (fn === undefined) {

@@ -1,0 +1,82 @@
+package emit
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/dave/jennifer/jen"
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// keeps returns the statement that ends rule r, which keeps the machine
+// in the state it is in (a rule without a target, or an ignore), when
+// that state may wait (fsm.State.Waits): the state's eventless rules are
+// tested now, as after every step. in is the leaf the rule is taken in,
+// or nil when only the running machine knows (a rule of a composite
+// state, a "*" row, a timer's). It returns nil when no state the rule is
+// taken in waits.
+func (g *goGen) keeps(r *fsm.Rule, in *fsm.State) jen.Code {
+	if in == nil && r.From != nil && !r.From.Composite() {
+		in = r.From
+	}
+	switch {
+	case in != nil && in.Waits:
+		return jen.Return(jen.Id("m").Dot(leaveMethod(in)).Call())
+	case in != nil:
+		return nil
+	}
+	if slices.ContainsFunc(g.m.States, func(s *fsm.State) bool { return s.Waits && (r.From == nil || r.From.Contains(s)) }) {
+		g.restUsed = true
+		return jen.Return(jen.Id("m").Dot("rest").Call())
+	}
+	return nil
+}
+
+// refusalIn is refusal for a rule taken in state in (see keeps): an
+// ignore in a state that waits tests the state's eventless rules after it.
+func (g *goGen) refusalIn(r *fsm.Rule, in *fsm.State) jen.Code {
+	if r.Kind == fsm.Ignore {
+		if end := g.keeps(r, in); end != nil {
+			from := core().Dot("State")
+			if in != nil {
+				from = jen.Id(in.KindName)
+			}
+			return jen.Add(core().Dot("Start").Call(jen.Lit(r.Index), from), jen.Line(), end)
+		}
+	}
+	return refusal(r)
+}
+
+// genRest emits rest, which ends a step of a rule shared by several states
+// that keeps the machine where it is, when some of them wait: it tests the
+// eventless rules of the one the machine is in.
+//
+//	func (m *Machine) rest() error {
+//		switch m.core.State {
+//		case StateHeating:
+//			return m.leaveHeating()
+//		}
+//		return m.core.Finish()
+//	}
+func (g *goGen) genRest() {
+	var cases []jen.Code
+	for _, s := range g.m.States {
+		if s.Waits {
+			cases = append(cases, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot(leaveMethod(s)).Call())))
+		}
+	}
+	if !g.restUsed {
+		return
+	}
+	g.f.Add(paragraphs("rest ends the step of a rule that keeps the machine in its state: in a state that waits, it tests the state's eventless rules."))
+	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("rest").Params().Error().Block(
+		jen.Switch(core().Dot("State")).Block(cases...),
+		jen.Return(core().Dot("Finish").Call()),
+	)
+}
+
+// waitDoc is the doc comment of the method that takes the eventless rules
+// of state s, which waits.
+func waitDoc(s *fsm.State) string {
+	return fmt.Sprintf("%s tests the eventless rules of %s, which waits: it takes the first whose guard holds, or leaves the machine in %s when none does.", leaveMethod(s), s.Name, s.Name)
+}

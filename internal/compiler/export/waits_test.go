@@ -1,0 +1,57 @@
+package export_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+)
+
+// waitingGuards returns the guards of the eventless rules of machine m's
+// states that wait (fsm.State.Waits).
+func waitingGuards(m *fsm.Machine) []string {
+	var out []string
+	for _, s := range m.States {
+		if !s.Waits {
+			continue
+		}
+		for _, r := range s.Choice.Rules {
+			if !slices.Contains(out, r.Guard.Name) {
+				out = append(out, r.Guard.Name)
+			}
+		}
+	}
+	return out
+}
+
+// rejected reports whether the Go machine rejected the event of step r.
+// The targets take a rejection as a transition that does nothing, after
+// which they test the eventless rules of a state that waits, as after
+// every step; the Go machine changes nothing, and does not. The guards
+// are pure and the state rested, every one of them answering false: the
+// runners answer false (see earlyGuards).
+// Only machines without parallel states have states that wait, and
+// number the rules of a step as m.Rules does.
+func rejected(m *fsm.Machine, r goResult) bool {
+	if !slices.ContainsFunc(m.States, func(s *fsm.State) bool { return s.Waits }) || len(r.Rules) != 1 {
+		return false
+	}
+	return m.Rules[r.Rules[0].Rule].Kind == fsm.Reject
+}
+
+// earlyGuards checks the guards of states that wait a target asked on a
+// step of machine m where the Go machine did not: SCION before it took the
+// step's event (see run.cjs), as it selects eventless transitions first,
+// where the Go machine (and SCXML 1.0 §3.13) tested them at the end of the
+// step before; either target after a rejected event (see rejected). Only
+// the guards of states that wait may be asked so.
+func earlyGuards(t *testing.T, tg target, m *fsm.Machine, name string, early []string) bool {
+	t.Helper()
+	ok := true
+	for _, g := range early {
+		ok = assert.Contains(t, waitingGuards(m), g, "%s: %s asked guard %s where the Go machine did not (before the event, or after a rejected one), which no state that waits has", name, tg.format, g) && ok
+	}
+	return ok
+}

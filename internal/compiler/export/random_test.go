@@ -29,21 +29,54 @@ const randomCharts = 30
 // leaves with the same exits, entries, guards, actions and timers. A
 // chart a target refuses to export is left out of that target only.
 func TestDifferentialRandom(t *testing.T) {
+	differentialRandom(t, randomRun{
+		prefix: "random",
+		chart:  randomChart,
+		count:  envInt(t, "FSMGEN_RANDOM_CHARTS", randomCharts),
+		draws:  func(count int) int { return 40 * count },
+		// A floor against a generator that draws mostly what the
+		// target refuses: SCXML exports about a third of the random
+		// charts (it refuses a parallel state's rule beside a region's
+		// that SCXML would run too, and deep histories that may
+		// remember a final state, which SCION does not record), XState
+		// nearly all; an eighth leaves room for a seed's bad luck.
+		floor: func(checked int) int { return checked / 8 },
+	})
+}
+
+// randomRun is a run of the differential test on random charts.
+type randomRun struct {
+	prefix string                   // of the charts' keys (prefix + seed), and of their machines' packages
+	chart  func(seed uint64) string // draws the chart of a seed, as a spec
+	count  int                      // how many charts the checker accepts to run
+	draws  func(count int) int      // how many charts to draw at most to find them
+	floor  func(checked int) int    // how many of them each target must export
+	// checked, when set, looks at the charts the checker accepted before
+	// they run.
+	checked func(t *testing.T, specs map[string]*generate.Result, keys []string)
+}
+
+// differentialRandom draws random charts with run.chart from the seed
+// FSMGEN_RANDOM_SEED (1) on, keeps the first run.count the checker
+// accepts (it fails when more than run.draws of them are drawn to find
+// those), and runs them as TestDifferential runs the repository's charts,
+// each target the charts it exports (at least run.floor of them).
+func differentialRandom(t *testing.T, run randomRun) {
 	if testing.Short() {
 		t.Skip("-short: builds every generated machine and runs node")
 	}
 	t.Parallel()
-	count, first := envInt(t, "FSMGEN_RANDOM_CHARTS", randomCharts), envInt(t, "FSMGEN_RANDOM_SEED", 1)
+	count, first := run.count, envInt(t, "FSMGEN_RANDOM_SEED", 1)
 	dir := os.Getenv("FSMGEN_RANDOM_DUMP")
 	if dir == "" {
 		dir = t.TempDir()
 	}
 	paths, sources := map[string]string{}, map[string]string{}
 	drawn, refused := 0, map[string]int{}
-	for seed := uint64(first); len(paths) < count && drawn < 40*count; seed++ {
+	for seed := uint64(first); len(paths) < count && drawn < run.draws(count); seed++ {
 		drawn++
-		src := randomChart(seed)
-		key := fmt.Sprintf("random%d", seed)
+		src := run.chart(seed)
+		key := fmt.Sprintf("%s%d", run.prefix, seed)
 		path := filepath.Join(dir, key, key+".yaml")
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 		require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
@@ -62,6 +95,9 @@ func TestDifferentialRandom(t *testing.T) {
 	t.Logf("%d charts drawn, %d checked; the checker's reasons for the others: %v", drawn, len(paths), refused)
 	require.Len(t, paths, count, "the checker accepts too few random charts: the generator draws what it refuses")
 	specs, keys, walks, goResults := goSide(t, paths)
+	if run.checked != nil {
+		run.checked(t, specs, keys)
+	}
 	for _, tg := range exportTargets(t) {
 		t.Run(string(tg.format), func(t *testing.T) {
 			var exported []string
@@ -80,13 +116,7 @@ func TestDifferentialRandom(t *testing.T) {
 				exported = append(exported, key)
 			}
 			t.Logf("%d of %d charts exported; refused: %v", len(exported), len(keys), reasons)
-			// A floor against a generator that draws mostly what the
-			// target refuses: SCXML exports about a third of the random
-			// charts (it refuses a parallel state's rule beside a region's
-			// that SCXML would run too, and deep histories that may
-			// remember a final state, which SCION does not record), XState
-			// nearly all; an eighth leaves room for a seed's bad luck.
-			require.GreaterOrEqual(t, len(exported), len(keys)/8, "the export refuses most random charts")
+			require.GreaterOrEqual(t, len(exported), run.floor(len(keys)), "the export refuses most random charts")
 			if len(exported) == 0 {
 				return // a run of one to three charts, none of which this target exports
 			}

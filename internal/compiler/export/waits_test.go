@@ -32,13 +32,12 @@ func waitingGuards(m *fsm.Machine) []string {
 // every step; the Go machine changes nothing, and does not. The guards
 // are pure and the state rested, every one of them answering false: the
 // runners answer false (see earlyGuards).
-// Only machines without parallel states have states that wait, and
-// number the rules of a step as m.Rules does.
 func rejected(m *fsm.Machine, r goResult) bool {
 	if !slices.ContainsFunc(m.States, func(s *fsm.State) bool { return s.Waits }) || len(r.Rules) != 1 {
 		return false
 	}
-	return m.Rules[r.Rules[0].Rule].Kind == fsm.Reject
+	i := r.Rules[0].Rule
+	return i < len(m.Rules) && m.Rules[i].Kind == fsm.Reject
 }
 
 // earlyGuards checks the guards of states that wait a target asked on a

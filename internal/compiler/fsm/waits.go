@@ -14,8 +14,8 @@ func (b *builder) waits(t *spec.Transition, from *State) bool {
 			kind = "terminal"
 		}
 		b.errorf(t.Pos, "transition from %s has no \"on\": %s is %s, and a %s state has no transitions out of it", from.Name, from.Name, kind, kind)
-	case b.par != nil:
-		b.errorf(t.Pos, "transition from %s has no \"on\": a state that waits on eventless transitions is not supported in a machine with parallel states yet; name the event that moves %s, or mark it \"transient: true\" if it is left in the step that enters it", from.Name, from.Name)
+	case b.par.inRegion() || from.Region != nil:
+		b.errorf(t.Pos, "transition from %s has no \"on\": %s is inside a region of a parallel state, where a state that waits on eventless transitions is not supported yet; name the event that moves %s, or mark it \"transient: true\" if it is left in the step that enters it", from.Name, from.Name, from.Name)
 	case from == b.m.Initial:
 		b.errorf(t.Pos, "transition from %s has no \"on\": %s is where New starts the machine, and New tests no guards; start the machine in a state before it, left by an event", from.Name, from.Name)
 	case len(t.Guards) == 0:

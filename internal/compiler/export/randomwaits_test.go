@@ -1,0 +1,648 @@
+package export_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+	"github.com/fsmgen/fsmgen/internal/compiler/generate"
+)
+
+// randomWaitCharts is how many random charts TestDifferentialRandomWaits
+// runs; FSMGEN_RANDOM_WAIT_CHARTS sets another number (FSMGEN_RANDOM_SEED
+// and FSMGEN_RANDOM_DUMP as for TestDifferentialRandom).
+const randomWaitCharts = 12
+
+// TestDifferentialRandomWaits runs random charts without parallel states
+// whose leaves wait on eventless rows (randomWaitChart) as
+// TestDifferentialRandom runs its charts, which always hold a parallel
+// state and so never a state that waits. Most of the charts drawn must
+// check, and most of those must export to each target.
+func TestDifferentialRandomWaits(t *testing.T) {
+	differentialRandom(t, randomRun{
+		prefix: "waits",
+		chart:  randomWaitChart,
+		count:  envInt(t, "FSMGEN_RANDOM_WAIT_CHARTS", randomWaitCharts),
+		// Three in four draws check, or about (see randomWaitChart).
+		draws: func(count int) int { return count + count/2 + 2 },
+		// Both targets export nearly every chart: the floor is three in
+		// four.
+		floor: func(checked int) int { return checked * 3 / 4 },
+		checked: func(t *testing.T, specs map[string]*generate.Result, keys []string) {
+			waiting := 0
+			for _, key := range keys {
+				if slices.ContainsFunc(specs[key].Machine.States, func(s *fsm.State) bool { return s.Waits }) {
+					waiting++
+				}
+			}
+			t.Logf("%d of %d charts have states that wait", waiting, len(keys))
+			require.GreaterOrEqual(t, waiting, len(keys)/2, "the checker refuses most charts with states that wait")
+		},
+	})
+}
+
+// TestRandomWaitCharts checks, without building or running them, that
+// the checker accepts most of randomWaitChart's charts, and that most of
+// those have states that wait: what it refuses is left in the log.
+func TestRandomWaitCharts(t *testing.T) {
+	t.Parallel()
+	const draws = 200
+	first := envInt(t, "FSMGEN_RANDOM_SEED", 1)
+	dir := os.Getenv("FSMGEN_RANDOM_DUMP")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	checked, waiting, refused := 0, 0, map[string]int{}
+	for seed := uint64(first); seed < uint64(first)+draws; seed++ {
+		src := randomWaitChart(seed)
+		path := filepath.Join(dir, fmt.Sprintf("waits%d.yaml", seed))
+		require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
+		res, err := generate.Load(path)
+		require.NoError(t, err, "chart %d:\n%s", seed, src)
+		if res.Machine == nil {
+			for _, d := range res.Diags {
+				if d.Severity == diag.Error {
+					refused[d.Rule]++
+					if testing.Verbose() {
+						t.Logf("chart %d: %s", seed, d)
+					}
+				}
+			}
+			continue
+		}
+		checked++
+		if slices.ContainsFunc(res.Machine.States, func(s *fsm.State) bool { return s.Waits }) {
+			waiting++
+		}
+	}
+	t.Logf("%d charts drawn, %d checked, %d of those with states that wait; the checker's reasons for the others: %v", draws, checked, waiting, refused)
+	require.GreaterOrEqual(t, checked, draws*3/4, "the checker refuses too many charts")
+	require.GreaterOrEqual(t, waiting, checked*3/4, "too few charts have states that wait")
+}
+
+// randomWaitChart writes a random statechart without parallel states as an
+// fsmgen spec: three to five top-level states, some composite (two or three
+// states, one of them perhaps composite in turn, some with a shallow or
+// deep history), entry and exit actions, three or four events, rows from
+// leaves and from composite states (to a state or a history, without a
+// target and with an action, guard chains ending in else or, below a state
+// with a rule for the event, falling back to it, rejections), timers that
+// keep their state or leave it, top-level transient states, and leaves
+// that wait on eventless rows: one or two guarded branches, each to
+// another state. It is built to be total, reachable and free of eventless
+// loops: the first event moves each top-level state to the next (the last
+// to the first), the second each state of a composite to the next; a
+// transient state's else (or its only row) goes to the next top-level
+// state; the eventless rows of transient and waiting leaves go only to
+// states whose leaves all come later in document order; every rule of a
+// composite state keeps a leaf that has no rule of its own for the event
+// (its keeper); and every leaf ignores what neither it nor a state around
+// it has a rule for. The initial leaf never waits (New tests no guards).
+func randomWaitChart(seed uint64) string {
+	g := &waitGen{r: rand.New(rand.NewPCG(seed, seed*2654435761+17)), name: fmt.Sprintf("Waits%d", seed)}
+	return g.chart()
+}
+
+// wnode is a state of a random chart of randomWaitChart.
+type wnode struct {
+	name        string
+	parent      *wnode
+	children    []*wnode
+	history     string // "", "shallow" or "deep"
+	entry, exit bool
+	transient   bool
+	waits       bool
+	ignore      []string
+	timer       string // "to: X" or "action: X", the timer's outcome
+	delay       int    // its delay in seconds
+	order       int    // a leaf's place in document order
+}
+
+// leaves lists the leaves of n (n itself when it is one) in document
+// order.
+func (n *wnode) leaves() []*wnode {
+	if len(n.children) == 0 {
+		return []*wnode{n}
+	}
+	var out []*wnode
+	for _, c := range n.children {
+		out = append(out, c.leaves()...)
+	}
+	return out
+}
+
+// within reports whether n is a or inside it.
+func (n *wnode) within(a *wnode) bool {
+	for p := n; p != nil; p = p.parent {
+		if p == a {
+			return true
+		}
+	}
+	return false
+}
+
+// branch is one outcome of a row: when guard is "" it is the else (or
+// the row's only outcome).
+type branch struct {
+	guard, to, action, reject string
+	ignore, local             bool
+}
+
+// waitGen draws one chart.
+type waitGen struct {
+	r      *rand.Rand
+	name   string
+	n      int      // states named so far
+	top    []*wnode // the top-level states
+	nodes  []*wnode // every state, in document order
+	leaves []*wnode // every leaf, in document order (wnode.order)
+	events []string
+	rows   []string
+	guards []string
+	used   map[string]bool // the actions the rows use
+	// own holds the events a state has a rule of its own for; total those
+	// whose rule takes the event whatever its guards answer (no guards,
+	// or an else).
+	own, total map[*wnode]map[string]bool
+	// keeper maps a leaf and an event to the composite state whose rule
+	// for the event the leaf keeps reachable: no state from the leaf up
+	// to that state's child may take the event whatever its guards answer.
+	keeper map[*wnode]map[string]*wnode
+}
+
+var waitActions = []string{"Ping", "Log", "Note"}
+
+func (g *waitGen) chance(p float64) bool { return g.r.Float64() < p }
+
+func (g *waitGen) action() string { return waitActions[g.r.IntN(len(waitActions))] }
+
+func (g *waitGen) newGuard() string {
+	name := fmt.Sprintf("g%d", len(g.guards)+1)
+	g.guards = append(g.guards, name)
+	return name
+}
+
+func (g *waitGen) newNode(parent *wnode) *wnode {
+	g.n++
+	n := &wnode{name: fmt.Sprintf("S%d", g.n), parent: parent, entry: g.chance(0.4), exit: g.chance(0.3)}
+	if parent != nil {
+		parent.children = append(parent.children, n)
+	}
+	return n
+}
+
+// fill gives composite state c two or three states, one of them (not the
+// first) perhaps composite when depth allows, and perhaps a history.
+func (g *waitGen) fill(c *wnode, depth int) {
+	for i := range 2 + g.r.IntN(2) {
+		s := g.newNode(c)
+		if depth < 2 && i > 0 && g.chance(0.3) {
+			g.fill(s, depth+1)
+		}
+	}
+	switch x := g.r.Float64(); {
+	case x < 0.25:
+		c.history = "shallow"
+	case x < 0.45:
+		c.history = "deep"
+	}
+}
+
+func (g *waitGen) mark(m map[*wnode]map[string]bool, s *wnode, e string) {
+	if m[s] == nil {
+		m[s] = map[string]bool{}
+	}
+	m[s][e] = true
+}
+
+// blocked reports whether a rule of s that always takes e would leave the
+// rule of a state around s unreachable (s holds its keeper).
+func (g *waitGen) blocked(s *wnode, e string) bool {
+	for _, k := range s.leaves() {
+		if c := g.keeper[k][e]; c != nil && c != s && s.within(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// keep picks a leaf of composite state c that keeps c's rule for e
+// reachable, and records it; it returns false when every leaf of c meets
+// a rule of its own for e first.
+func (g *waitGen) keep(c *wnode, e string) bool {
+	var can []*wnode
+	for _, k := range c.leaves() {
+		free := true
+		for s := k; s != c; s = s.parent {
+			free = free && !g.total[s][e]
+		}
+		if free {
+			can = append(can, k)
+		}
+	}
+	if len(can) == 0 {
+		return false
+	}
+	k := can[g.r.IntN(len(can))]
+	if g.keeper[k] == nil {
+		g.keeper[k] = map[string]*wnode{}
+	}
+	if g.keeper[k][e] == nil {
+		// (already kept for a state around c: c's rule is reached first)
+		g.keeper[k][e] = c
+	}
+	return true
+}
+
+// handledAbove reports whether a state around s has a rule for e, which
+// a guard chain of s without an else falls back to.
+func (g *waitGen) handledAbove(s *wnode, e string) bool {
+	for p := s.parent; p != nil; p = p.parent {
+		if g.own[p][e] {
+			return true
+		}
+	}
+	return false
+}
+
+// row adds a rule of s for event e; it returns false, adding nothing,
+// when s has one, or when the rule would hide a rule of a state around
+// s, or would have no keeper.
+func (g *waitGen) row(s *wnode, e string, bs []branch) bool {
+	takes := bs[len(bs)-1].guard == ""
+	if g.own[s][e] || takes && g.blocked(s, e) || len(s.children) > 0 && !g.keep(s, e) {
+		return false
+	}
+	g.mark(g.own, s, e)
+	if takes {
+		g.mark(g.total, s, e)
+	}
+	g.write(s, e, bs)
+	return true
+}
+
+// write writes a row from s on e ("" for an eventless row).
+func (g *waitGen) write(s *wnode, e string, bs []branch) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  - from: %s\n", s.name)
+	if e != "" {
+		fmt.Fprintf(&b, "    on: %s\n", e)
+	}
+	outcome := func(indent string, o branch) {
+		if o.to != "" {
+			fmt.Fprintf(&b, "%sto: %s\n", indent, o.to)
+		}
+		if o.local {
+			fmt.Fprintf(&b, "%slocal: true\n", indent)
+		}
+		if o.action != "" {
+			g.used[o.action] = true
+			fmt.Fprintf(&b, "%saction: %s\n", indent, o.action)
+		}
+		if o.ignore {
+			fmt.Fprintf(&b, "%signore: true\n", indent)
+		}
+		if o.reject != "" {
+			fmt.Fprintf(&b, "%sreject: %s\n", indent, o.reject)
+		}
+	}
+	if len(bs) == 1 && bs[0].guard == "" {
+		outcome("    ", bs[0])
+	} else {
+		b.WriteString("    guards:\n")
+		for _, o := range bs {
+			if o.guard == "" {
+				b.WriteString("      - else: true\n")
+			} else {
+				fmt.Fprintf(&b, "      - if: %s\n", o.guard)
+			}
+			outcome("        ", o)
+		}
+	}
+	g.rows = append(g.rows, b.String())
+}
+
+// target picks a state or a history whose leaves all come after the leaf
+// at place after in document order (any, for -1), but the ancestors of
+// from.
+func (g *waitGen) target(from *wnode, after int) string {
+	var can []string
+	for _, n := range g.nodes {
+		if n.leaves()[0].order <= after || after >= 0 && from.within(n) {
+			continue
+		}
+		can = append(can, n.name)
+		if n.history != "" && g.chance(0.5) {
+			can = append(can, n.name+".history")
+		}
+	}
+	if len(can) == 0 {
+		return ""
+	}
+	return can[g.r.IntN(len(can))]
+}
+
+// named returns the state called name.
+func (g *waitGen) named(name string) *wnode {
+	for _, n := range g.nodes {
+		if n.name == name {
+			return n
+		}
+	}
+	panic("no state " + name)
+}
+
+// outcome draws what a branch of a rule of s does: move (perhaps with an
+// action), or stay with an action; for an else, perhaps ignore or reject
+// the event.
+func (g *waitGen) outcome(s *wnode, last bool) branch {
+	switch x := g.r.Float64(); {
+	case x < 0.5:
+		o := branch{to: g.target(s, -1)}
+		if g.chance(0.4) {
+			o.action = g.action()
+		}
+		if len(s.children) > 0 && !strings.Contains(o.to, ".") && o.to != s.name && g.named(o.to).within(s) && g.chance(0.5) {
+			o.local = true // into a state inside s without leaving s
+		}
+		return o
+	case last && x < 0.6:
+		return branch{ignore: true}
+	case last && x < 0.68:
+		return branch{reject: "not now"}
+	default:
+		return branch{action: g.action()}
+	}
+}
+
+// rule draws a rule of s for e: one outcome, or a guard chain ending in an
+// else or, when a state around s has a rule for e, perhaps in no else; or
+// a rejection.
+func (g *waitGen) rule(s *wnode, e string) []branch {
+	if g.chance(0.08) {
+		return []branch{{reject: "refused"}}
+	}
+	if g.chance(0.55) {
+		return []branch{g.outcome(s, false)}
+	}
+	bs := []branch{withGuard(g.newGuard(), g.outcome(s, false))}
+	if g.chance(0.3) {
+		bs = append(bs, withGuard(g.newGuard(), g.outcome(s, false)))
+	}
+	if !g.handledAbove(s, e) || g.chance(0.5) {
+		bs = append(bs, g.outcome(s, true))
+	}
+	return bs
+}
+
+func withGuard(guard string, o branch) branch {
+	o.guard = guard
+	return o
+}
+
+// chart draws the chart and writes its spec.
+func (g *waitGen) chart() string {
+	g.own, g.total, g.keeper, g.used = map[*wnode]map[string]bool{}, map[*wnode]map[string]bool{}, map[*wnode]map[string]*wnode{}, map[string]bool{}
+	g.events = []string{"Go", "Next", "Poke", "Zap"}[:3+g.r.IntN(2)]
+	k := 3 + g.r.IntN(3)
+	for i := range k {
+		s := g.newNode(nil)
+		g.top = append(g.top, s)
+		switch x := g.r.Float64(); {
+		case i > 0 && i < k-1 && x < 0.25:
+			// Left at once, to a later state: the next top-level state
+			// when no guard holds.
+			s.transient, s.entry, s.exit = true, false, false
+		case x < 0.7:
+			g.fill(s, 1)
+		}
+	}
+	var walk func(n *wnode)
+	walk = func(n *wnode) {
+		g.nodes = append(g.nodes, n)
+		if len(n.children) == 0 {
+			n.order = len(g.leaves)
+			g.leaves = append(g.leaves, n)
+		}
+		for _, c := range n.children {
+			walk(c)
+		}
+	}
+	for _, s := range g.top {
+		walk(s)
+	}
+	// The chains, innermost first, so that each composite state's rule
+	// finds a keeper: its last state has no rule for the second event.
+	var chain func(c *wnode)
+	chain = func(c *wnode) {
+		for _, s := range c.children {
+			if len(s.children) > 0 {
+				chain(s)
+			}
+		}
+		for i := 1; i < len(c.children); i++ {
+			g.row(c.children[i-1], g.events[1], []branch{{to: c.children[i].name}})
+		}
+	}
+	for _, s := range g.top {
+		if len(s.children) > 0 {
+			chain(s)
+		}
+	}
+	for i, s := range g.top {
+		if !s.transient {
+			g.row(s, g.events[0], []branch{{to: g.top[(i+1)%k].name}})
+		}
+	}
+	// Rules of composite states, shared by their leaves, then the
+	// leaves' own.
+	for _, c := range g.nodes {
+		if len(c.children) > 0 && g.chance(0.6) {
+			e := g.events[g.r.IntN(len(g.events))]
+			g.row(c, e, g.rule(c, e))
+		}
+	}
+	for _, s := range g.leaves {
+		if s.transient {
+			continue
+		}
+		for _, e := range g.events {
+			switch {
+			case g.own[s][e]:
+			case g.chance(0.35):
+				g.row(s, e, g.rule(s, e))
+			case g.chance(0.05) && !g.blocked(s, e):
+				g.mark(g.own, s, e)
+				g.mark(g.total, s, e)
+				s.ignore = append(s.ignore, e)
+			}
+		}
+	}
+	for _, s := range g.nodes {
+		if !s.transient && g.chance(0.15) {
+			s.delay = 1 + g.r.IntN(5)
+			if g.chance(0.5) {
+				s.timer = "action: " + g.action()
+			} else {
+				s.timer = "to: " + g.target(s, -1)
+			}
+		}
+	}
+	// Transient states, then the leaves that wait: eventless rows to
+	// later states only.
+	for i, s := range g.top {
+		if !s.transient {
+			continue
+		}
+		next := branch{to: g.top[i+1].name}
+		if g.chance(0.3) {
+			g.write(s, "", []branch{next})
+			continue
+		}
+		var bs []branch
+		for range 1 + g.r.IntN(2) {
+			bs = append(bs, branch{guard: g.newGuard(), to: g.target(s, s.order)})
+		}
+		for j := range bs {
+			if g.chance(0.3) {
+				bs[j].action = g.action()
+			}
+		}
+		g.write(s, "", append(bs, next))
+	}
+	var can []*wnode
+	for _, s := range g.leaves[1:] {
+		if !s.transient && g.target(s, s.order) != "" {
+			can = append(can, s)
+		}
+	}
+	for _, s := range can {
+		s.waits = g.chance(0.4)
+	}
+	if len(can) > 0 && !slices.ContainsFunc(can, func(s *wnode) bool { return s.waits }) {
+		can[g.r.IntN(len(can))].waits = true
+	}
+	for _, s := range can {
+		if !s.waits {
+			continue
+		}
+		var bs []branch
+		for range 1 + g.r.IntN(2) {
+			o := branch{guard: g.newGuard(), to: g.target(s, s.order)}
+			if g.chance(0.4) {
+				o.action = g.action()
+			}
+			bs = append(bs, o)
+		}
+		g.write(s, "", bs)
+	}
+	// Every leaf ignores what nothing takes.
+	for _, s := range g.leaves {
+		if s.transient {
+			continue
+		}
+		for _, e := range g.events {
+			if !g.own[s][e] && !g.handledAbove(s, e) {
+				s.ignore = append(s.ignore, e)
+			}
+		}
+	}
+	return g.spec()
+}
+
+// spec writes the chart as an fsmgen spec.
+func (g *waitGen) spec() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "version: 2\nmachine: %s\npackage: %s\noutput:\n  go: .\nstates:\n", g.name, strings.ToLower(g.name))
+	var actions []string
+	for i, s := range g.top {
+		actions = g.writeState(&b, s, "  ", i == 0, actions)
+	}
+	b.WriteString("events:\n")
+	for _, e := range g.events {
+		fmt.Fprintf(&b, "  %s: {}\n", e)
+	}
+	for _, a := range waitActions {
+		if g.used[a] {
+			actions = append(actions, a)
+		}
+	}
+	if len(actions) > 0 {
+		b.WriteString("actions:\n")
+		for _, a := range actions {
+			fmt.Fprintf(&b, "  %s: {}\n", a)
+		}
+	}
+	rows := strings.Join(g.rows, "")
+	var guards []string
+	for _, gd := range g.guards {
+		if strings.Contains(rows, "if: "+gd+"\n") { // (a rule not added leaves its guards unused)
+			guards = append(guards, gd)
+		}
+	}
+	if len(guards) > 0 {
+		b.WriteString("guards:\n")
+		for _, gd := range guards {
+			fmt.Fprintf(&b, "  %s: {}\n", gd)
+		}
+	}
+	b.WriteString("transitions:\n")
+	b.WriteString(rows)
+	return b.String()
+}
+
+// writeState writes state n and the states inside it, and returns the
+// actions with its entry and exit added.
+func (g *waitGen) writeState(b *strings.Builder, n *wnode, indent string, initial bool, actions []string) []string {
+	var lines []string
+	if initial {
+		lines = append(lines, "initial: true")
+	}
+	if n.transient {
+		lines = append(lines, "transient: true")
+	}
+	if n.history != "" {
+		lines = append(lines, "history: "+n.history)
+	}
+	if n.entry {
+		lines = append(lines, "entry: "+n.name+"In")
+		actions = append(actions, n.name+"In")
+	}
+	if n.exit {
+		lines = append(lines, "exit: "+n.name+"Out")
+		actions = append(actions, n.name+"Out")
+	}
+	if len(n.ignore) > 0 {
+		lines = append(lines, "ignore: ["+strings.Join(n.ignore, ", ")+"]")
+	}
+	if n.timer != "" {
+		if strings.HasPrefix(n.timer, "action: ") {
+			g.used[strings.TrimPrefix(n.timer, "action: ")] = true
+		}
+		lines = append(lines, fmt.Sprintf("after: [{delay: %ds, %s}]", n.delay, n.timer))
+	}
+	if len(lines) == 0 && len(n.children) == 0 {
+		fmt.Fprintf(b, "%s%s: {}\n", indent, n.name)
+		return actions
+	}
+	in := indent + "  "
+	fmt.Fprintf(b, "%s%s:\n", indent, n.name)
+	for _, l := range lines {
+		b.WriteString(in + l + "\n")
+	}
+	if len(n.children) > 0 {
+		b.WriteString(in + "states:\n")
+		for i, c := range n.children {
+			actions = g.writeState(b, c, in+"  ", i == 0, actions)
+		}
+	}
+	return actions
+}

@@ -107,11 +107,17 @@ func (g *goGen) genMachine() {
 	if len(m.Start) > 0 {
 		newDoc += " Entering it, the machine hands the actions of its entry (and of its ancestors', outermost first) to c.Handler before New returns."
 	}
+	if ini.Waits {
+		newDoc += fmt.Sprintf(" Then it tests the eventless rules of %s, which waits, and takes the first whose guard holds, handing out its actions too (no observer sees that step: New returns before one can be set).", ini.Name)
+	}
 	if len(checks) > 0 {
 		newDoc += " It fails when c lacks what the machine needs."
 	}
 	f.Add(comment("", newDoc))
 	newBody := append(storeState(ini, jen.Id("c").Dot("Initial")), g.startBody()...)
+	if ini.Waits {
+		newBody = append(newBody, jen.If(jen.Err().Op(":=").Id("m").Dot(leaveMethod(ini)).Call(), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
+	}
 	if len(newBody) == 0 {
 		newBody = []jen.Code{jen.Return(jen.Id("fsmNew").Call(jen.Id("c"), jen.Id(ini.KindName)))}
 	} else {

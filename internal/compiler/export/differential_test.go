@@ -42,6 +42,10 @@ type (
 		Timer string `json:"timer,omitempty"`
 		Fire  bool   `json:"fire,omitempty"`
 	}
+	goRule struct {
+		Rule int    `json:"rule"`
+		From string `json:"from"`
+	}
 	goResult struct {
 		Input  goInput `json:"input"`
 		Guards []struct {
@@ -49,10 +53,7 @@ type (
 			Answer bool   `json:"answer"`
 		} `json:"guards"`
 		Effects []string `json:"effects"`
-		Rules   []struct {
-			Rule int    `json:"rule"`
-			From string `json:"from"`
-		} `json:"rules"`
+		Rules   []goRule `json:"rules"`
 		Actions []struct {
 			Kind string `json:"kind"`
 		} `json:"actions"`
@@ -79,7 +80,11 @@ type (
 		Waiting  []string        `json:"waiting,omitempty"` // see waitingGuards
 	}
 	jsWalk struct {
-		Steps []jsStep `json:"steps"`
+		// Start are the answers of the guards New tested (an initial
+		// state that waits), for the names StartNames.
+		Start      []bool   `json:"start"`
+		StartNames []string `json:"startNames"`
+		Steps      []jsStep `json:"steps"`
 	}
 	jsStep struct {
 		Event  string `json:"event,omitempty"`
@@ -342,7 +347,11 @@ func replay(t *testing.T, tg target, specs map[string]*generate.Result, keys []s
 	}
 	for i, w := range walks {
 		m := specs[w.Machine].Machine
-		var jw jsWalk
+		jw := jsWalk{Start: []bool{}}
+		for _, g := range goResults[i][0].Guards {
+			jw.Start = append(jw.Start, g.Answer)
+			jw.StartNames = append(jw.StartNames, g.Guard)
+		}
 		for _, r := range goResults[i][1:] {
 			st := jsStep{Guards: []bool{}}
 			for _, g := range r.Guards {
@@ -380,9 +389,13 @@ func walksOf(key string, m *fsm.Machine) []goWalk {
 	for _, p := range m.Paths {
 		w := goWalk{Machine: key, Guards: []bool{}}
 		for _, way := range p.Steps {
-			if way.Timer != nil {
+			switch {
+			case way.Event == nil:
+				// New's own step (an initial state that waits): its
+				// answers come first, New takes them.
+			case way.Timer != nil:
 				w.Steps = append(w.Steps, goInput{State: way.Timer.State.Snake, Timer: way.Timer.ID, Fire: true})
-			} else {
+			default:
 				w.Steps = append(w.Steps, goInput{Event: way.Event.Snake})
 			}
 			for _, test := range way.Tests {

@@ -331,8 +331,8 @@ func (g *waitGen) write(s *wnode, e string, bs []branch) {
 }
 
 // target picks a state or a history whose leaves all come after the leaf
-// at place after in document order (any, for -1), but the ancestors of
-// from.
+// at place after in document order (any, for -1), but the states around
+// from; not the history of a state around from.
 func (g *waitGen) target(from *wnode, after int) string {
 	var can []string
 	for _, n := range g.nodes {
@@ -340,7 +340,10 @@ func (g *waitGen) target(from *wnode, after int) string {
 			continue
 		}
 		can = append(can, n.name)
-		if n.history != "" && g.chance(0.5) {
+		if n.history != "" && !from.within(n) {
+			// (from inside n, its history resumes the state the rule
+			// leaves, and the rule's variant into n's initial state,
+			// which fsmgen checks apart, may never fire)
 			can = append(can, n.name+".history")
 		}
 	}
@@ -386,19 +389,29 @@ func (g *waitGen) outcome(s *wnode, last bool) branch {
 // rule draws a rule of s for e: one outcome, or a guard chain ending in an
 // else or, when a state around s has a rule for e, perhaps in no else; or
 // a rejection.
+//
+// A rule for the first event that takes it whatever its guards answer
+// has a branch with a target: the top-level state's rule for it is
+// every leaf's way out, and s's would hide it.
 func (g *waitGen) rule(s *wnode, e string) []branch {
-	if g.chance(0.08) {
-		return []branch{{reject: "refused"}}
+	var bs []branch
+	switch {
+	case g.chance(0.08):
+		bs = []branch{{reject: "refused"}}
+	case g.chance(0.55):
+		bs = []branch{g.outcome(s, false)}
+	default:
+		bs = []branch{withGuard(g.newGuard(), g.outcome(s, false))}
+		if g.chance(0.3) {
+			bs = append(bs, withGuard(g.newGuard(), g.outcome(s, false)))
+		}
+		if !g.handledAbove(s, e) || g.chance(0.5) {
+			bs = append(bs, g.outcome(s, true))
+		}
 	}
-	if g.chance(0.55) {
-		return []branch{g.outcome(s, false)}
-	}
-	bs := []branch{withGuard(g.newGuard(), g.outcome(s, false))}
-	if g.chance(0.3) {
-		bs = append(bs, withGuard(g.newGuard(), g.outcome(s, false)))
-	}
-	if !g.handledAbove(s, e) || g.chance(0.5) {
-		bs = append(bs, g.outcome(s, true))
+	last := &bs[len(bs)-1]
+	if e == g.events[0] && last.guard == "" && !slices.ContainsFunc(bs, func(b branch) bool { return b.to != "" }) {
+		*last = branch{to: g.target(s, -1)}
 	}
 	return bs
 }
@@ -479,7 +492,7 @@ func (g *waitGen) chart() string {
 			case g.own[s][e]:
 			case g.chance(0.35):
 				g.row(s, e, g.rule(s, e))
-			case g.chance(0.05) && !g.blocked(s, e):
+			case e != g.events[0] && g.chance(0.05) && !g.blocked(s, e):
 				g.mark(g.own, s, e)
 				g.mark(g.total, s, e)
 				s.ignore = append(s.ignore, e)

@@ -39,7 +39,9 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 			out = append(out, "entry "+run.State.Name)
 			out = append(out, regionEntries(run.State)...)
 		}
-		return out
+		if g.Rules = newRules(t, m, g); len(g.Rules) == 0 {
+			return out
+		}
 	}
 	cfg := regionConfig(t, m, prev)
 	rules := map[int]*fsm.Rule{}

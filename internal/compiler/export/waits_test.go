@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
 )
@@ -53,4 +54,39 @@ func earlyGuards(t *testing.T, tg target, m *fsm.Machine, name string, early []s
 		ok = assert.Contains(t, waitingGuards(m), g, "%s: %s asked guard %s where the Go machine did not (before the event, or after a rejected one), which no state that waits has", name, tg.format, g) && ok
 	}
 	return ok
+}
+
+// newRules returns the rules New took in its own step, result g: the
+// eventless rules of an initial state that waits, and of the states they
+// lead to that wait or are transient, as the guards answered. New runs
+// before the adapter can set an observer, so they are worked out from the
+// answers, as the generated New tests them: each state's rules in order,
+// the first whose guard holds (or the else) taken.
+func newRules(t *testing.T, m *fsm.Machine, g goResult) []goRule {
+	t.Helper()
+	var out []goRule
+	answers := g.Guards
+	for s := m.Initial; s != nil && s.Choice != nil && (s.Waits || s.Transient || s.Rests()); {
+		var took *fsm.Rule
+		for _, r := range s.Choice.Rules {
+			if r.Guard == nil {
+				took = r
+				break
+			}
+			require.NotEmpty(t, answers, "%s: New tested fewer guards than its rules ask", m.Name)
+			require.Equal(t, r.Guard.Name, answers[0].Guard, "%s: the guard New tested", m.Name)
+			holds := answers[0].Answer
+			answers = answers[1:]
+			if holds {
+				took = r
+				break
+			}
+		}
+		if took == nil {
+			break
+		}
+		out = append(out, goRule{Rule: took.Index, From: s.Name})
+		s = took.To
+	}
+	return out
 }

@@ -65,8 +65,11 @@ func (b *builder) paths() {
 			}
 		}
 	}
-	if m.Initial.Transient && m.Initial.Choice != nil {
+	if m.Initial.Transient && m.Initial.Choice != nil || m.Initial.Waits {
+		// New tests the eventless rules of an initial state that waits:
+		// every path starts with that step (a way without an event).
 		queue = queue[:0]
+		delete(seen, start)
 		settled(m.Initial)
 	}
 	for _, s := range b.enteredStarts() {
@@ -294,7 +297,10 @@ func (m *Machine) Records() []PathRecord {
 	for _, p := range m.Paths {
 		rec := PathRecord{Rule: p.Rule.Index, Label: p.Rule.Label, At: p.Rule.Pos.String(), Steps: []PathStep{}}
 		for _, w := range p.Steps {
-			st := PathStep{From: w.From.Name, Event: w.Event.Name, To: w.To.Name}
+			st := PathStep{From: w.From.Name, To: w.To.Name}
+			if w.Event != nil { // none for New's own step (see StepText)
+				st.Event = w.Event.Name
+			}
 			if w.Timer != nil {
 				st.Timer = w.Timer.State.Name
 			}
@@ -312,10 +318,15 @@ func (m *Machine) Records() []PathRecord {
 }
 
 // StepText describes a step on one line: "in Idle, send Start", "in
-// TimeWait, its timer fires", with the guards' answers.
+// TimeWait, its timer fires", "New enters Idle", with the guards'
+// answers.
 func StepText(w *Way) string {
 	s := "in " + w.From.Name + configText(w.From, w.Config) + ", "
 	switch {
+	case w.Event == nil:
+		// New's own step: the eventless rules of an initial state that
+		// waits, tested once New has entered it.
+		s = "New enters " + w.From.Name
 	case w.Timer != nil && w.Timer.State == w.From:
 		s += "its timer fires"
 	case w.Timer != nil:

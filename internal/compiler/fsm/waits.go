@@ -16,8 +16,6 @@ func (b *builder) waits(t *spec.Transition, from *State) bool {
 		b.errorf(t.Pos, "transition from %s has no \"on\": %s is %s, and a %s state has no transitions out of it", from.Name, from.Name, kind, kind)
 	case b.par.inRegion() || from.Region != nil:
 		b.errorf(t.Pos, "transition from %s has no \"on\": %s is inside a region of a parallel state, where a state that waits on eventless transitions is not supported yet; name the event that moves %s, or mark it \"transient: true\" if it is left in the step that enters it", from.Name, from.Name, from.Name)
-	case from == b.m.Initial:
-		b.errorf(t.Pos, "transition from %s has no \"on\": %s is where New starts the machine, and New tests no guards; start the machine in a state before it, left by an event", from.Name, from.Name)
 	case len(t.Guards) == 0:
 		b.errorf(t.Pos, "transition from %s has no \"on\" and no guard, so it leaves in the step that enters %s: mark %s \"transient: true\", or guard the transition with \"if\" so that it waits until the guard holds", from.Name, from.Name, from.Name)
 	case t.Guards[len(t.Guards)-1].Else.Set:

@@ -171,7 +171,14 @@ function runWalk(fnModel, cur, fail, walk) {
     results.push({ ...cur.rec, leaf: sc.getConfiguration().join(','), timers, error: cur.failure ?? undefined });
   };
   cur.rec = fresh();
+  // New's own step: the eventless transitions of an initial state that
+  // waits, selected once the initial configuration is entered.
+  cur.answers = [...(walk.start ?? [])];
+  cur.names = [...(walk.startNames ?? [])];
+  cur.given = {};
+  cur.early = false;
   sc.start();
+  if (cur.answers.length > 0) fail(`${cur.answers.length} guard answers of New left unused`);
   finish();
   for (const step of walk.steps ?? []) {
     cur.rec = fresh();

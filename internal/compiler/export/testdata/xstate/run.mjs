@@ -127,6 +127,9 @@ function runWalk(spec, walk) {
   // XState computes the initial snapshot, delays included, in
   // createActor, and runs its actions in start: both are New's step.
   rec = fresh();
+  // New's own step: the always of an initial state that waits.
+  answers = [...(walk.start ?? [])];
+  names = [...(walk.startNames ?? [])];
   actor = createActor(machine, { clock });
   actor.subscribe({ error: (err) => { failure = failure ?? String(err); } });
   const results = [];
@@ -137,6 +140,7 @@ function runWalk(spec, walk) {
     results.push({ ...rec, leaf: leaves.join(','), timers, status: snap.status, error: failure ?? undefined });
   };
   actor.start();
+  if (answers.length > 0) failure = failure ?? `${answers.length} guard answers of New left unused`;
   finish();
   for (const step of walk.steps ?? []) {
     rec = fresh();

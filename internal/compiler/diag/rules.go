@@ -238,9 +238,9 @@ var rules = []Rule{
 	{
 		ID: "transient-state", Level: Error,
 		Short:    "A transient state, or an eventless transition, is misused.",
-		Full:     "A transient state is left in the step that enters it, through eventless transitions (no \"on\"); it handles no events, has no entry, exit or timer, and transient states must not loop. A leaf that is not transient may wait on eventless transitions (SCXML's eventless transitions, XState's always): every branch has a guard (no else) and leads elsewhere, and they are tested after every step that leaves the machine in it; it is not final or terminal, nor inside a region of a parallel state yet, and eventless transitions must not be able to loop.",
+		Full:     "A transient state is left in the step that enters it, through eventless transitions (no \"on\"); it handles no events, has no entry, exit or timer, and transient states must not loop. A state that is not transient may wait on eventless transitions (SCXML's eventless transitions, XState's always): every branch has a guard (no else) and leads elsewhere (a composite state's, out of it), and they are tested after every step that leaves the machine in it (a composite state's in every state inside it, after that state's own); it is not final or terminal, nor holds one, nor is inside a region of a parallel state yet, and eventless transitions must not be able to loop.",
 		Help:     "Give the transient state eventless transitions that lead elsewhere, move events and actions to its neighbours, or make it an ordinary state; guard every branch of a waiting state's eventless transition and give it \"to\".",
-		Patterns: []string{`^transient states? `, `^transition from .* has no "on"`, `^an eventless transition of `, `^state .* cannot be transient and `, `^the eventless transition of .* (cannot lead to itself|ends with else)`, `^eventless transitions could loop `, ` has no event to ignore or reject in an eventless transition`},
+		Patterns: []string{`^transient states? `, `^transition from .* has no "on"`, `^an eventless transition of `, `^state .* cannot be transient and `, `^the eventless transition of .* (cannot lead to itself|ends with else|leads to .*, inside it)`, `^eventless transitions could loop `, ` has no event to ignore or reject in an eventless transition`},
 	},
 	{
 		ID: "local-transition", Level: Error,

@@ -533,7 +533,7 @@ func (g *waitGen) chart() string {
 	}
 	var can []*wnode
 	for _, s := range g.leaves[1:] {
-		if !s.transient && g.target(s, s.order) != "" {
+		if !s.transient && g.target(s, s.order) != "" && !(os.Getenv("FSMGEN_TMP_AVOID") != "" && tmpDefault(s)) {
 			can = append(can, s)
 		}
 	}
@@ -658,4 +658,17 @@ func (g *waitGen) writeState(b *strings.Builder, n *wnode, indent string, initia
 		}
 	}
 	return actions
+}
+
+// TEMPORARY (exploration): s is the default leaf of a history around it.
+func tmpDefault(s *wnode) bool {
+	for c := s; c.parent != nil; c = c.parent {
+		if c.parent.children[0] != c {
+			return false
+		}
+		if c.parent.history != "" {
+			return true
+		}
+	}
+	return false
 }

@@ -113,6 +113,9 @@ type builder struct {
 	rows      [][]*pending
 	wild      []*pending
 	eventless []*pending
+	// around[leaf] are the eventless rows of the composite states around
+	// a leaf that waits on them (see compositeWaits), innermost first.
+	around map[*State][]aroundRows
 	// groupDone are the done transitions of the parallel states nested
 	// as regions (see groupDoneRows).
 	groupDone []groupPending

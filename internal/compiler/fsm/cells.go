@@ -147,11 +147,11 @@ func (b *builder) cells() {
 	for _, s := range m.States {
 		if s.Transient || s.Rests() || s.Waits {
 			p := b.eventless[s.Index]
-			if p == nil {
+			if p == nil && !s.Waits {
 				b.errorf(s.Pos, "transient state %s has no eventless transitions: add transitions from it without \"on\"", s.Name)
 				continue
 			}
-			s.Choice = &Cell{State: s, Rules: p.rules}
+			s.Choice = &Cell{State: s, Rules: b.waitRules(s, p)}
 			b.number(s.Choice)
 			if s.Transient {
 				continue

@@ -102,7 +102,7 @@ func (b *builder) row(t *spec.Transition, ev *Event) {
 	for _, from := range b.froms(t) {
 		if from.Composite() {
 			if ev == nil {
-				b.errorf(t.Pos, "transition from composite state %s has no \"on\": eventless transitions leave a leaf state (a transient one, or one that waits); write the row from each state inside %s that waits on it", from.Name, from.Name)
+				b.compositeWaits(t, from)
 				continue
 			}
 			rules := b.rowRules(t, from, ev)

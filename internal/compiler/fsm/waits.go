@@ -1,6 +1,10 @@
 package fsm
 
-import "github.com/fsmgen/fsmgen/internal/compiler/spec"
+import (
+	"slices"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
+)
 
 // waits accepts the eventless row t of from, a leaf that is not
 // transient: from then waits (State.Waits), its guards tested after every
@@ -25,4 +29,82 @@ func (b *builder) waits(t *spec.Transition, from *State) bool {
 		return true
 	}
 	return false
+}
+
+// aroundRows are the rules a composite state's eventless row gives one
+// leaf inside it (see compositeWaits).
+type aroundRows struct {
+	owner *State
+	rules []*Rule
+}
+
+// compositeWaits accepts the eventless row t of composite state c: every
+// leaf inside it waits on the row, after its own eventless rows and those
+// of the composite states inside c around it, as SCXML 1.0 §3.13 selects
+// an atomic state's eventless transitions before its ancestors'
+// (selectEventlessTransitions). Each leaf takes the row as rules of its
+// own, as a row from the list of c's leaves would give it.
+func (b *builder) compositeWaits(t *spec.Transition, c *State) {
+	var leaves []*State
+	for _, s := range b.m.States {
+		if !s.Composite() && s != c && c.Contains(s) {
+			leaves = append(leaves, s)
+		}
+	}
+	bad := slices.IndexFunc(leaves, func(s *State) bool { return s.Final || s.Terminal })
+	switch {
+	case b.par.inRegion() || c.Region != nil || c.Regions != nil:
+		b.errorf(t.Pos, "transition from %s has no \"on\": %s is a parallel state or inside a region of one, where a state that waits on eventless transitions is not supported yet; name the event that moves it", c.Name, c.Name)
+	case bad >= 0:
+		b.errorf(t.Pos, "transition from composite state %s has no \"on\": every state inside %s would wait on it, and %s is %s; write the row from the states inside %s that may wait on it", c.Name, c.Name, leaves[bad].Name, map[bool]string{true: "final", false: "terminal"}[leaves[bad].Final], c.Name)
+	case len(t.Guards) == 0:
+		b.errorf(t.Pos, "transition from composite state %s has no \"on\" and no guard, so it would leave %s in the step that enters it: guard it with \"if\" so that the states inside %s wait until the guard holds", c.Name, c.Name, c.Name)
+	case t.Guards[len(t.Guards)-1].Else.Set:
+		b.errorf(t.Guards[len(t.Guards)-1].Pos, "the eventless transition of composite state %s ends with else, so it would leave %s in the step that enters it: remove the else so that the states inside %s wait until a guard holds", c.Name, c.Name, c.Name)
+	default:
+		for i := range t.Guards {
+			if to := t.Guards[i].To; to.Set {
+				if s := b.states[to.Value]; s != nil && c.Contains(s) || to.Value == c.Name+historySuffix {
+					b.errorf(to.Pos, "the eventless transition of composite state %s leads to %s, inside it: its states would take it again after it, forever while the guard holds; lead it out of %s", c.Name, to.Value, c.Name)
+					return
+				}
+			}
+		}
+		if b.around == nil {
+			b.around = map[*State][]aroundRows{}
+		}
+		for _, a := range b.around[leaves[0]] {
+			if a.owner == c {
+				b.errorf(t.Pos, "%s is already handled at %s: two transitions for one pair can both fire; merge them into one transition with guards", pairName(c, nil), a.rules[0].Pos)
+				return
+			}
+		}
+		for _, s := range leaves {
+			if s.Transient {
+				continue // left by its own rows, which end with else
+			}
+			s.Waits = true
+			rules := b.rowRules(t, s, nil)
+			if rules == nil {
+				return // reported at the row, for its first leaf
+			}
+			b.around[s] = append(b.around[s], aroundRows{owner: c, rules: rules})
+		}
+	}
+}
+
+// waitRules returns the eventless rules of leaf s, whose own eventless
+// rows are p (nil: none): p's, then those of the composite states around
+// it that it waits on, innermost first.
+func (b *builder) waitRules(s *State, p *pending) []*Rule {
+	var out []*Rule
+	if p != nil {
+		out = append(out, p.rules...)
+	}
+	around := slices.Clone(b.around[s])
+	slices.SortStableFunc(around, func(x, y aroundRows) int { return y.owner.Depth - x.owner.Depth })
+	for _, a := range around {
+		out = append(out, a.rules...)
+	}
+	return out
 }

@@ -1,0 +1,3 @@
+package rollout
+
+//go:generate go run github.com/fsmgen/fsmgen/cmd/fsmgen generate rollout.yaml

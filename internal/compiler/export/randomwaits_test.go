@@ -165,6 +165,7 @@ type waitGen struct {
 	nodes  []*wnode // every state, in document order
 	leaves []*wnode // every leaf, in document order (wnode.order)
 	events []string
+	star   string // the event of the "*" row, if any
 	rows   []string
 	guards []string
 	used   map[string]bool // the actions the rows use
@@ -263,8 +264,11 @@ func (g *waitGen) keep(c *wnode, e string) bool {
 }
 
 // handledAbove reports whether a state around s has a rule for e, which
-// a guard chain of s without an else falls back to.
+// a guard chain of s without an else falls back to, or the "*" row does.
 func (g *waitGen) handledAbove(s *wnode, e string) bool {
+	if e == g.star {
+		return true
+	}
 	for p := s.parent; p != nil; p = p.parent {
 		if g.own[p][e] {
 			return true
@@ -289,10 +293,13 @@ func (g *waitGen) row(s *wnode, e string, bs []branch) bool {
 	return true
 }
 
-// write writes a row from s on e ("" for an eventless row).
+// write writes a row from s on e ("" for an eventless row); with s nil,
+// the row's from is already written.
 func (g *waitGen) write(s *wnode, e string, bs []branch) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "  - from: %s\n", s.name)
+	if s != nil {
+		fmt.Fprintf(&b, "  - from: %s\n", s.name)
+	}
 	if e != "" {
 		fmt.Fprintf(&b, "    on: %s\n", e)
 	}
@@ -349,6 +356,41 @@ func (g *waitGen) target(from *wnode, after int) string {
 	}
 	if len(can) == 0 {
 		return ""
+	}
+	return can[g.r.IntN(len(can))]
+}
+
+// eventlessTarget picks the target of an eventless row of s: a state or
+// a history whose leaves all come after s in document order, or one that
+// enters only leaves that neither wait nor are transient (any state
+// around s too, but not its history), where the eventless rows stop.
+func (g *waitGen) eventlessTarget(s *wnode) string {
+	if g.chance(0.6) {
+		if to := g.target(s, s.order); to != "" {
+			return to
+		}
+	}
+	calm := func(ls []*wnode) bool {
+		return !slices.ContainsFunc(ls, func(l *wnode) bool { return l.waits || l.transient })
+	}
+	var can []string
+	for _, n := range g.nodes {
+		if n == s {
+			continue
+		}
+		first := n
+		for len(first.children) > 0 {
+			first = first.children[0]
+		}
+		if calm([]*wnode{first}) {
+			can = append(can, n.name)
+		}
+		if n.history != "" && !s.within(n) && calm(n.leaves()) {
+			can = append(can, n.name+".history")
+		}
+	}
+	if len(can) == 0 {
+		return g.target(s, s.order)
 	}
 	return can[g.r.IntN(len(can))]
 }
@@ -475,6 +517,17 @@ func (g *waitGen) chart() string {
 			g.row(s, g.events[0], []branch{{to: g.top[(i+1)%k].name}})
 		}
 	}
+	if len(g.events) > 2 && g.chance(0.3) {
+		// A "*" row: every state without a rule for the event takes it
+		// (not the first two events', which every leaf has).
+		g.star = g.events[2+g.r.IntN(len(g.events)-2)]
+		o := branch{action: g.action()}
+		if g.chance(0.5) {
+			o = branch{to: g.target(g.top[0], -1)}
+		}
+		g.rows = append(g.rows, "  - from: \"*\"\n")
+		g.write(nil, g.star, []branch{o})
+	}
 	// Rules of composite states, shared by their leaves, then the
 	// leaves' own.
 	for _, c := range g.nodes {
@@ -509,8 +562,16 @@ func (g *waitGen) chart() string {
 			}
 		}
 	}
-	// Transient states, then the leaves that wait: eventless rows to
-	// later states only.
+	// The leaves that wait, then the eventless rows of the transient
+	// states and of those.
+	for _, s := range g.leaves[1:] {
+		s.waits = !s.transient && g.chance(0.4) && !(os.Getenv("FSMGEN_TMP_AVOID") != "" && tmpDefault(s))
+	}
+	if !slices.ContainsFunc(g.leaves, func(s *wnode) bool { return s.waits }) {
+		if s := g.leaves[1+g.r.IntN(len(g.leaves)-1)]; !s.transient && !(os.Getenv("FSMGEN_TMP_AVOID") != "" && tmpDefault(s)) {
+			s.waits = true
+		}
+	}
 	for i, s := range g.top {
 		if !s.transient {
 			continue
@@ -522,7 +583,7 @@ func (g *waitGen) chart() string {
 		}
 		var bs []branch
 		for range 1 + g.r.IntN(2) {
-			bs = append(bs, branch{guard: g.newGuard(), to: g.target(s, s.order)})
+			bs = append(bs, branch{guard: g.newGuard(), to: g.eventlessTarget(s)})
 		}
 		for j := range bs {
 			if g.chance(0.3) {
@@ -531,29 +592,24 @@ func (g *waitGen) chart() string {
 		}
 		g.write(s, "", append(bs, next))
 	}
-	var can []*wnode
-	for _, s := range g.leaves[1:] {
-		if !s.transient && g.target(s, s.order) != "" && !(os.Getenv("FSMGEN_TMP_AVOID") != "" && tmpDefault(s)) {
-			can = append(can, s)
-		}
-	}
-	for _, s := range can {
-		s.waits = g.chance(0.4)
-	}
-	if len(can) > 0 && !slices.ContainsFunc(can, func(s *wnode) bool { return s.waits }) {
-		can[g.r.IntN(len(can))].waits = true
-	}
-	for _, s := range can {
+	for _, s := range g.leaves {
 		if !s.waits {
 			continue
 		}
 		var bs []branch
 		for range 1 + g.r.IntN(2) {
-			o := branch{guard: g.newGuard(), to: g.target(s, s.order)}
+			o := branch{guard: g.newGuard(), to: g.eventlessTarget(s)}
+			if o.to == "" {
+				break
+			}
 			if g.chance(0.4) {
 				o.action = g.action()
 			}
 			bs = append(bs, o)
+		}
+		if len(bs) == 0 {
+			s.waits = false // (nowhere to go: it takes events only)
+			continue
 		}
 		g.write(s, "", bs)
 	}

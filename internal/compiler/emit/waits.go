@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/dave/jennifer/jen"
+
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
 )
 
@@ -59,14 +60,14 @@ func (g *goGen) refusalIn(r *fsm.Rule, in *fsm.State) jen.Code {
 //		return m.core.Finish()
 //	}
 func (g *goGen) genRest() {
+	if !g.restUsed {
+		return
+	}
 	var cases []jen.Code
 	for _, s := range g.m.States {
 		if s.Waits {
 			cases = append(cases, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot(leaveMethod(s)).Call())))
 		}
-	}
-	if !g.restUsed {
-		return
 	}
 	g.f.Add(paragraphs("rest ends the step of a rule that keeps the machine in its state: in a state that waits, it tests the state's eventless rules."))
 	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("rest").Params().Error().Block(

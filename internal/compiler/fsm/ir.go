@@ -231,9 +231,10 @@ type State struct {
 	Terminal  bool
 	Transient bool
 	// Waits marks a leaf that is not transient but has eventless rules,
-	// all guarded (its Choice): they are tested after every step that
-	// leaves the machine in it, and when none holds it stays, handling
-	// events as any state (SCXML's eventless transitions, XState's always).
+	// all guarded (its Choice: its own, then those of the composite
+	// states around it): they are tested after every step that leaves
+	// the machine in it, and when none holds it stays, handling events as
+	// any state (SCXML's eventless transitions, XState's always).
 	Waits bool
 	// Parent is the composite state that contains the state; nil at the
 	// top level.

@@ -13,11 +13,10 @@ import (
 func (b *builder) waits(t *spec.Transition, from *State) bool {
 	switch {
 	case from.Final || from.Terminal:
-		kind := "final"
-		if from.Terminal {
-			kind = "terminal"
-		}
+		kind := kindOf(from)
 		b.errorf(t.Pos, "transition from %s has no \"on\": %s is %s, and a %s state has no transitions out of it", from.Name, from.Name, kind, kind)
+	case b.parallel(from):
+		b.errorf(t.Pos, "transition from %s has no \"on\": %s is a parallel state, which cannot wait on eventless transitions yet; name the event that moves it (its done transition is written with \"done:\")", from.Name, from.Name)
 	case b.par.inRegion() || from.Region != nil:
 		b.errorf(t.Pos, "transition from %s has no \"on\": %s is inside a region of a parallel state, where a state that waits on eventless transitions is not supported yet; name the event that moves %s, or mark it \"transient: true\" if it is left in the step that enters it", from.Name, from.Name, from.Name)
 	case len(t.Guards) == 0:
@@ -51,12 +50,12 @@ func (b *builder) compositeWaits(t *spec.Transition, c *State) {
 			leaves = append(leaves, s)
 		}
 	}
-	bad := slices.IndexFunc(leaves, func(s *State) bool { return s.Final || s.Terminal })
+	bad := slices.IndexFunc(leaves, func(s *State) bool { return s.Final || s.Terminal || b.parallel(s) })
 	switch {
-	case b.par.inRegion() || c.Region != nil || c.Regions != nil:
+	case b.par.inRegion() || c.Region != nil || b.parallel(c):
 		b.errorf(t.Pos, "transition from %s has no \"on\": %s is a parallel state or inside a region of one, where a state that waits on eventless transitions is not supported yet; name the event that moves it", c.Name, c.Name)
 	case bad >= 0:
-		b.errorf(t.Pos, "transition from composite state %s has no \"on\": every state inside %s would wait on it, and %s is %s; write the row from the states inside %s that may wait on it", c.Name, c.Name, leaves[bad].Name, map[bool]string{true: "final", false: "terminal"}[leaves[bad].Final], c.Name)
+		b.errorf(t.Pos, "transition from composite state %s has no \"on\": every state inside %s would wait on it, and %s is %s (a state that waits is neither final nor terminal, and not parallel yet); write the row from the states inside %s that may wait on it", c.Name, c.Name, leaves[bad].Name, kindOf(leaves[bad]), c.Name)
 	case len(t.Guards) == 0:
 		b.errorf(t.Pos, "transition from composite state %s has no \"on\" and no guard, so it would leave %s in the step that enters it: guard it with \"if\" so that the states inside %s wait until the guard holds", c.Name, c.Name, c.Name)
 	case t.Guards[len(t.Guards)-1].Else.Set:
@@ -107,4 +106,16 @@ func (b *builder) waitRules(s *State, p *pending) []*Rule {
 		out = append(out, a.rules...)
 	}
 	return out
+}
+
+// kindOf names what keeps leaf s from waiting: "final", "terminal" or
+// "parallel" (see builder.parallel).
+func kindOf(s *State) string {
+	switch {
+	case s.Final:
+		return "final"
+	case s.Terminal:
+		return "terminal"
+	}
+	return "parallel"
 }

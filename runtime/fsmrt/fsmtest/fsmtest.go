@@ -212,7 +212,9 @@ func Rules[St Value[S], Ev Value[E], Ac Value[A], S, E, A fsmrt.Kind](t *testing
 // Node is one node of the prefix tree of the rules' witness paths: Event,
 // sent after the events of the nodes above it (Up; -1 for a first event),
 // with the guards answering as Tests says; the rules the machine then
-// fires, the actions it hands out and the effects it runs.
+// fires, the actions it hands out and the effects it runs. A first node
+// without an Event is New's own step: the eventless rules of an initial
+// state that waits, which New tests once it has entered it.
 type Node[Ev any, A fsmrt.Kind] struct {
 	Up      int
 	Event   Ev

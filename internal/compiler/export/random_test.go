@@ -46,7 +46,7 @@ func TestDifferentialRandom(t *testing.T) {
 
 // randomRun is a run of the differential test on random charts.
 type randomRun struct {
-	prefix string                   // of the charts' keys (prefix + seed), and of their machines' packages
+	prefix string                   // of the charts' keys: prefix + seed
 	chart  func(seed uint64) string // draws the chart of a seed, as a spec
 	count  int                      // how many charts the checker accepts to run
 	draws  func(count int) int      // how many charts to draw at most to find them

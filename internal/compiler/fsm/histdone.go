@@ -17,6 +17,9 @@ import "slices"
 // memory after it.
 func resolveWays(w *Way, hist []*State) ([]*Way, [][]*State) {
 	out, mem := resolveWay(w, hist)
+	if resumesWaiting(out) {
+		return intoWaiting(out, hist)
+	}
 	last := out.Rules[len(out.Rules)-1]
 	if out == w || last.Kind != Transition || last.Resume == nil || last.To == nil || last.To.Choice == nil {
 		return []*Way{out}, [][]*State{mem}
@@ -52,7 +55,11 @@ func (m *Machine) continueFinal(rw regionWay, hist []*State) []regionWay {
 	res, _ := m.resolveRegional(rw, hist)
 	out := res.way
 	last := out.Rules[len(out.Rules)-1]
-	if out == rw.way || last.Kind != Transition || last.Resume == nil || last.To == nil || last.To.Choice == nil {
+	waiting := resumesWaiting(out) // (see intoWaiting)
+	if waiting {
+		last = lastMove(out)
+	}
+	if !waiting && (out == rw.way || last.Kind != Transition || last.Resume == nil || last.To == nil || last.To.Choice == nil) {
 		return []regionWay{rw}
 	}
 	var ways []regionWay
@@ -61,6 +68,11 @@ func (m *Machine) continueFinal(rw regionWay, hist []*State) []regionWay {
 		cp.Rules = append(slices.Clone(out.Rules), next.Rules...)
 		cp.Tests = append(slices.Clone(out.Tests), next.Tests...)
 		cp.To = next.To
+		if waiting && len(next.Rules) == 0 {
+			// No guard holds: the way rests in the state it resumed.
+			ways = append(ways, regionWay{way: &cp})
+			continue
+		}
 		if cp.Regional {
 			cp.after += len(next.Rules) // eventless rules after the done transition
 		}
@@ -143,4 +155,73 @@ func resumesEnd(v *Rule) bool {
 	}
 	// (the parallel states nested as regions that hold the region too)
 	return len(to.Region.Completions()) > 0
+}
+
+// resumesWaiting reports whether resolved way w ends with a rule into a
+// history (the default, or the variant that fires) whose state waits:
+// expand stops there, the default's state being known only once the
+// variant is (see follow), and the way goes on through the eventless
+// rules of the state the variant enters.
+func resumesWaiting(w *Way) bool {
+	last := lastMove(w)
+	return last != nil && last.To.Waits && (last.History != nil || last.Resume != nil)
+}
+
+// lastMove returns the last rule of way w with a target: the rules
+// beside a lead that leaves a parallel state come after it (see
+// Way.besides), and move nothing. Nil when no rule has a target.
+func lastMove(w *Way) *Rule {
+	for i := len(w.Rules) - 1; i >= 0; i-- {
+		if r := w.Rules[i]; r.Kind == Transition && r.To != nil {
+			return r
+		}
+	}
+	return nil
+}
+
+// intoWaiting continues resolved way w, whose last rule enters a state
+// that waits through a history, through that state's eventless rules: one
+// way per branch, and one that stays, each resolved again from the memory
+// hist w started with.
+func intoWaiting(w *Way, hist []*State) ([]*Way, [][]*State) {
+	last := lastMove(w)
+	var ways []*Way
+	var mems [][]*State
+	for _, next := range expand(last.To, last.To.Choice) {
+		cp := *w
+		cp.Rules = append(slices.Clone(w.Rules), next.Rules...)
+		cp.Tests = append(slices.Clone(w.Tests), next.Tests...)
+		cp.To = next.To
+		if len(next.Rules) == 0 {
+			// No guard holds: the way rests in the state it resumed.
+			o, mem := resolveWay(&cp, hist)
+			ways, mems = append(ways, o), append(mems, mem)
+			continue
+		}
+		ws, ms := resolveWays(&cp, hist)
+		ways, mems = append(ways, ws...), append(mems, ms...)
+	}
+	return ways, mems
+}
+
+// freshWaiting is intoWaiting for way w of a machine with parallel
+// states, resolved from a machine made by Restore in configuration cfg
+// (see resolveFresh): when it resumes a state that waits through a
+// history, one way per branch of that state's eventless rules and one
+// that stays, each with its trace worked out again; w itself otherwise.
+func (m *Machine) freshWaiting(w *Way, cfg []*State) []*Way {
+	if !resumesWaiting(w) {
+		return []*Way{w}
+	}
+	last := lastMove(w)
+	var out []*Way
+	for _, next := range expand(last.To, last.To.Choice) {
+		cp := *w
+		cp.Rules = append(slices.Clone(w.Rules), next.Rules...)
+		cp.Tests = append(slices.Clone(w.Tests), next.Tests...)
+		cp.To = next.To
+		cp.Trace, _ = m.step(&cp, restoredIn(w.From, cfg))
+		out = append(out, &cp)
+	}
+	return out
 }

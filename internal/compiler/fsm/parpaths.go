@@ -403,7 +403,9 @@ func (m *Machine) parallelWays() {
 		}
 		w.Config = cfg
 		w.Trace, _ = m.step(w, restoredIn(w.From, cfg))
-		ways = append(ways, m.settleWay(m.resolveFresh(w, cfg), cfg)...)
+		for _, fw := range m.freshWaiting(m.resolveFresh(w, cfg), cfg) {
+			ways = append(ways, m.settleWay(fw, cfg)...)
+		}
 	}
 	seen := map[string]bool{}
 	for _, p := range m.States {
@@ -455,7 +457,9 @@ func (m *Machine) parallelWays() {
 							if k := configKey(cfg) + wayKey(rw.way); !seen[k] {
 								seen[k] = true
 								rw.way.Trace, _ = m.step(rw.way, restoredIn(p, cfg))
-								ways = append(ways, m.settleWay(m.resolveFresh(rw.way, cfg), cfg)...)
+								for _, fw := range m.freshWaiting(m.resolveFresh(rw.way, cfg), cfg) {
+									ways = append(ways, m.settleWay(fw, cfg)...)
+								}
 							}
 						}
 					}

@@ -288,7 +288,9 @@ func (m *Machine) timerWays(p *State) []*Way {
 				rw.way.Trace, _ = m.step(rw.way, restoredIn(p, cfg))
 				// A rule that enters p anew (see parleavetimers.go)
 				// settles the regions it enters in that step.
-				out = append(out, m.settleWay(m.resolveFresh(rw.way, cfg), cfg)...)
+				for _, fw := range m.freshWaiting(m.resolveFresh(rw.way, cfg), cfg) {
+					out = append(out, m.settleWay(fw, cfg)...)
+				}
 			}
 		}
 	}

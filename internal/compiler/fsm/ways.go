@@ -123,7 +123,13 @@ func (b *builder) ways() {
 			if len(m.Histories) > 0 {
 				// The generated tests start from Restore, which
 				// remembers nothing.
-				w, _ = resolveWay(w, make([]*State, len(m.Histories)))
+				mem := make([]*State, len(m.Histories))
+				w, _ = resolveWay(w, mem)
+				if resumesWaiting(w) {
+					ws, _ := intoWaiting(w, mem)
+					m.Ways = append(m.Ways, ws...)
+					continue
+				}
 			}
 			m.Ways = append(m.Ways, w)
 		}
@@ -168,7 +174,9 @@ func expand(from *State, c *Cell) []*Way {
 		if r.To != nil {
 			w.To = r.To
 		}
-		if r.Kind == Transition && r.To != nil && r.To.Choice != nil {
+		if r.Kind == Transition && r.To != nil && r.To.Choice != nil && !(r.History != nil && r.To.Waits) {
+			// (A rule into a history whose default state waits goes on
+			// where the variant that fires leads: see resolveWays.)
 			through(w, r.To)
 			return
 		}

@@ -197,6 +197,11 @@ func walk(mk func(*Driver) Machine, w Walk) ([]Result, error) {
 			return nil, fmt.Errorf("step %d: %w", i+1, err)
 		}
 	}
+	if len(d.answers) > 0 {
+		// The witness path said the machine would ask more guards than
+		// it did.
+		return nil, fmt.Errorf("%d guard answers left unused", len(d.answers))
+	}
 	return out, nil
 }
 

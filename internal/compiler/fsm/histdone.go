@@ -27,11 +27,7 @@ func resolveWays(w *Way, hist []*State) ([]*Way, [][]*State) {
 	var ways []*Way
 	var mems [][]*State
 	for _, next := range expand(last.To, last.To.Choice) {
-		cp := *out
-		cp.Rules = append(slices.Clone(out.Rules), next.Rules...)
-		cp.Tests = append(slices.Clone(out.Tests), next.Tests...)
-		cp.To = next.To
-		ws, ms := resolveWays(&cp, hist)
+		ws, ms := resolveWays(joined(out, next), hist)
 		ways, mems = append(ways, ws...), append(mems, ms...)
 	}
 	return ways, mems
@@ -188,17 +184,14 @@ func intoWaiting(w *Way, hist []*State) ([]*Way, [][]*State) {
 	var ways []*Way
 	var mems [][]*State
 	for _, next := range expand(last.To, last.To.Choice) {
-		cp := *w
-		cp.Rules = append(slices.Clone(w.Rules), next.Rules...)
-		cp.Tests = append(slices.Clone(w.Tests), next.Tests...)
-		cp.To = next.To
+		cp := joined(w, next)
 		if len(next.Rules) == 0 {
 			// No guard holds: the way rests in the state it resumed.
-			o, mem := resolveWay(&cp, hist)
+			o, mem := resolveWay(cp, hist)
 			ways, mems = append(ways, o), append(mems, mem)
 			continue
 		}
-		ws, ms := resolveWays(&cp, hist)
+		ws, ms := resolveWays(cp, hist)
 		ways, mems = append(ways, ws...), append(mems, ms...)
 	}
 	return ways, mems
@@ -216,12 +209,19 @@ func (m *Machine) freshWaiting(w *Way, cfg []*State) []*Way {
 	last := lastMove(w)
 	var out []*Way
 	for _, next := range expand(last.To, last.To.Choice) {
-		cp := *w
-		cp.Rules = append(slices.Clone(w.Rules), next.Rules...)
-		cp.Tests = append(slices.Clone(w.Tests), next.Tests...)
-		cp.To = next.To
-		cp.Trace, _ = m.step(&cp, restoredIn(w.From, cfg))
-		out = append(out, &cp)
+		cp := joined(w, next)
+		cp.Trace, _ = m.step(cp, restoredIn(w.From, cfg))
+		out = append(out, cp)
 	}
 	return out
+}
+
+// joined returns way w continued by way next, which starts in the state
+// w ends in: its rules and tests after w's, and where it ends.
+func joined(w, next *Way) *Way {
+	cp := *w
+	cp.Rules = append(slices.Clone(w.Rules), next.Rules...)
+	cp.Tests = append(slices.Clone(w.Tests), next.Tests...)
+	cp.To = next.To
+	return &cp
 }

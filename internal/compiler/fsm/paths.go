@@ -52,16 +52,24 @@ func (b *builder) paths() {
 	// A region's start that is transient (its initial state, see
 	// regtrans.go, or a state a rule from outside the parallel state
 	// enters): the region starts where its eventless rules lead.
-	settled := func(s *State) {
-		for _, w := range expand(s, s.Choice) {
-			for _, r := range w.Rules {
-				if found[r.Index] == nil {
-					found[r.Index] = &Path{Rule: r, Steps: []*Way{w}}
-				}
+	// New's own step (resolved says so) may leave a composite state with
+	// a history, which remembers.
+	settled := func(s *State, resolved bool) {
+		for _, w0 := range expand(s, s.Choice) {
+			ws, mems := []*Way{w0}, [][]*State{mem0}
+			if resolved && len(m.Histories) > 0 && len(w0.Rules) > 0 {
+				ws, mems = resolveWays(w0, mem0)
 			}
-			if n := (node{leaf: w.To, hist: histKey(mem0)}); !seen[n] {
-				seen[n] = true
-				queue = append(queue, item{n: n, mem: mem0, steps: []*Way{w}})
+			for i, w := range ws {
+				for _, r := range w.Rules {
+					if found[r.Index] == nil {
+						found[r.Index] = &Path{Rule: r, Steps: []*Way{w}}
+					}
+				}
+				if n := (node{leaf: w.To, hist: histKey(mems[i])}); !seen[n] {
+					seen[n] = true
+					queue = append(queue, item{n: n, mem: mems[i], steps: []*Way{w}})
+				}
 			}
 		}
 	}
@@ -70,12 +78,12 @@ func (b *builder) paths() {
 		// every path starts with that step (a way without an event).
 		queue = queue[:0]
 		delete(seen, start)
-		settled(m.Initial)
+		settled(m.Initial, m.Initial.Waits)
 	}
 	for _, s := range b.enteredStarts() {
 		// A state a rule from outside the parallel state enters.
 		if s.Transient && s.Choice != nil {
-			settled(s)
+			settled(s, false)
 			continue
 		}
 		if n := (node{leaf: s, hist: histKey(mem0)}); !seen[n] {

@@ -20,7 +20,7 @@ func throughChoices(w Way) []Way {
 		return []Way{w}
 	}
 	var out []Way
-	if w.To.Rests() {
+	if w.To.Rests() || w.To.Waits {
 		x := w
 		x.Tests = slices.Clone(w.Tests)
 		for _, r := range c.Rules {

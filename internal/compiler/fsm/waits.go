@@ -123,25 +123,3 @@ func kindOf(s *State) string {
 	}
 	return "parallel"
 }
-
-// waitingDone refuses, in a machine with parallel states, a parallel
-// state's done transition (or that of one nested as its region) into a
-// state that waits: the witness search of such machines does not go on
-// through the eventless rules there yet.
-func (b *builder) waitingDone() {
-	if b.par == nil {
-		return
-	}
-	for _, s := range b.m.States {
-		for _, c := range append([]*Cell{s.Completion}, s.groupDone...) {
-			if c == nil {
-				continue
-			}
-			for _, r := range c.Rules {
-				if r.To != nil && r.To.Waits {
-					b.errorf(r.Pos, "a done transition of parallel state %s (or of one nested as its region) leads into %s, which waits on eventless transitions: not supported yet; lead it to a state that does not wait, or name the event that moves %s", s.Name, r.To.Name, r.To.Name)
-				}
-			}
-		}
-	}
-}

@@ -66,8 +66,22 @@ function runWalk(spec, walk) {
   const leaving = new Set(spec.leaving ?? []);
   const waiting = new Set(spec.waiting ?? []);
   let rejected = false;
+  // restedAt: for each guard of a state that waits that answered false in
+  // this step, how far the step had got then (see below).
+  let restedAt = new Map();
+  const progress = () => `${rec.trace.length}:${rec.calls.length}`;
   for (const name of spec.guards ?? []) {
     guards[name] = () => {
+      if (waiting.has(name) && names[0] !== name && restedAt.get(name) === progress()) {
+        // XState tests the always of the configuration again after every
+        // internal event it takes, a done event that enables nothing
+        // among them (xstate.done.state of a parallel state left in the
+        // step); the Go machine drops such an event and tests nothing.
+        // Nothing was entered, exited or run since the guard answered
+        // false in this step, and it is pure: false again.
+        rec.early.push(name);
+        return false;
+      }
       if (rejected && answers.length === 0 && waiting.has(name)) {
         // XState takes a rejection as a transition that does nothing,
         // then tests the always of a state that waits, as after every
@@ -95,7 +109,9 @@ function runWalk(spec, walk) {
         return false;
       }
       names.shift();
-      return answers.shift();
+      const answer = answers.shift();
+      if (!answer && waiting.has(name)) restedAt.set(name, progress());
+      return answer;
     };
   }
   // fsmgen's In(State) guards: a guard object {type: 'In(S)', params:
@@ -147,6 +163,7 @@ function runWalk(spec, walk) {
     answers = [...(step.guards ?? [])];
     names = [...(step.names ?? [])];
     rejected = step.rejected ?? false;
+    restedAt = new Map();
     if (step.timer) {
       const fn = pending.get(step.timer);
       if (fn === undefined) {

@@ -57,8 +57,8 @@ func (m *Machine) parallelPaths(b *builder) {
 		cfg0 = initialConfig(m)
 	}
 	start := regionNode{node: node{leaf: m.Initial, hist: histKey(mem0)}, cfg: configKey(cfg0)}
-	seen := map[regionNode]bool{start: true}
-	queue := []regionItem{{n: start, cfg: cfg0, mem: mem0}}
+	seen := map[regionNode]bool{}
+	var queue []regionItem
 	// The search ends once every rule has its path (but those a region
 	// always preempts, which have none), or at the limit.
 	left := 0
@@ -69,6 +69,63 @@ func (m *Machine) parallelPaths(b *builder) {
 	}
 	active := map[*State]bool{} // the regions' leaves in the configurations reached
 	rested := map[*State]bool{} // the machine's leaves it rests in
+	// advance takes the ways of a step from item it: the done transitions
+	// and histories they lead through, the paths to the rules they take,
+	// and the configurations they reach, queued once.
+	advance := func(it regionItem, next []regionWay) {
+		var final []regionWay
+		for _, rw := range next {
+			if len(rw.way.Rules) == 0 {
+				final = append(final, rw) // New's step where no guard holds
+				continue
+			}
+			final = append(final, m.continueFinal(rw, it.mem)...)
+		}
+		for _, rw := range final {
+			rw, mem := m.resolveRegional(rw, it.mem)
+			for _, rw := range m.settleEntry(rw) {
+				rw, mem := m.resolveSettled(rw, mem)
+				w := rw.way
+				if rw.way.To.Regions == nil {
+					rw.after = nil
+				}
+				tr := &trail{prev: it.trail, way: w, n: 1}
+				if it.trail != nil {
+					tr.n = it.trail.n + 1
+				}
+				for _, r := range w.Rules {
+					if found[r.Index] == nil {
+						found[r.Index] = &Path{Rule: r, Steps: tr.steps()}
+						if !preempted(r) {
+							left--
+						}
+					}
+				}
+				n := regionNode{node: node{leaf: w.To, spent: spendIn(it.n.spent, w, rw.after), hist: histKey(mem)}, cfg: configKey(rw.after)}
+				if !seen[n] {
+					seen[n] = true
+					queue = append(queue, regionItem{n: n, cfg: rw.after, mem: mem, trail: tr})
+				}
+			}
+		}
+	}
+	if m.Initial.Waits {
+		// New tests the eventless rules of an initial state that waits:
+		// every path starts with that step (a way without an event), which
+		// may enter a parallel state.
+		var next []regionWay
+		for _, w := range expand(m.Initial, m.Initial.Choice) {
+			var after []*State
+			if w.To.Regions != nil && enters(w, w.To) {
+				after = m.enteredConfig(w)
+			}
+			next = append(next, regionWay{way: w, after: after})
+		}
+		advance(regionItem{n: start, cfg: cfg0, mem: mem0}, next)
+	} else {
+		seen[start] = true
+		queue = append(queue, regionItem{n: start, cfg: cfg0, mem: mem0})
+	}
 	for len(queue) > 0 && left > 0 && len(seen) <= pathSearchLimit {
 		it := queue[0]
 		queue = queue[1:]
@@ -120,37 +177,7 @@ func (m *Machine) parallelPaths(b *builder) {
 				next = append(next, rw)
 			}
 		}
-		var final []regionWay
-		for _, rw := range next {
-			final = append(final, m.continueFinal(rw, it.mem)...)
-		}
-		for _, rw := range final {
-			rw, mem := m.resolveRegional(rw, it.mem)
-			for _, rw := range m.settleEntry(rw) {
-				rw, mem := m.resolveSettled(rw, mem)
-				w := rw.way
-				if rw.way.To.Regions == nil {
-					rw.after = nil
-				}
-				tr := &trail{prev: it.trail, way: w, n: 1}
-				if it.trail != nil {
-					tr.n = it.trail.n + 1
-				}
-				for _, r := range w.Rules {
-					if found[r.Index] == nil {
-						found[r.Index] = &Path{Rule: r, Steps: tr.steps()}
-						if !preempted(r) {
-							left--
-						}
-					}
-				}
-				n := regionNode{node: node{leaf: w.To, spent: spendIn(it.n.spent, w, rw.after), hist: histKey(mem)}, cfg: configKey(rw.after)}
-				if !seen[n] {
-					seen[n] = true
-					queue = append(queue, regionItem{n: n, cfg: rw.after, mem: mem, trail: tr})
-				}
-			}
-		}
+		advance(it, next)
 	}
 	m.Paths = nil
 	for _, r := range all {

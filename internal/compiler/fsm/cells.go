@@ -207,6 +207,7 @@ func (b *builder) cells() {
 		b.reportMissing(s, missing)
 	}
 	b.fallbacks()
+	b.doneEntersAgain()
 	comps := slices.Clone(m.Composites)
 	slices.SortStableFunc(comps, func(a, c *State) int { return c.Depth - a.Depth })
 	for _, owner := range append(comps, nil) {

@@ -183,7 +183,7 @@ func (b *builder) groupDoneRows(s *State) {
 			r.Done = s
 		}
 		if rules != nil {
-			b.groupDone = append(b.groupDone, groupPending{state: s, rules: rules})
+			b.groupDone = append(b.groupDone, groupPending{state: s, group: g.Name.Value, rules: rules})
 		}
 	}
 }
@@ -193,6 +193,7 @@ func (b *builder) groupDoneRows(s *State) {
 // they are numbered.
 type groupPending struct {
 	state *State
+	group string // the nested parallel state's name
 	rules []*Rule
 }
 
@@ -319,4 +320,43 @@ func (s *State) Nested() []*State {
 		}
 	}
 	return out
+}
+
+// doneEntersAgain refuses the done transition of a parallel state g
+// nested as a region of parallel state p that leads into a transient
+// state or a state that waits whose eventless rules may enter p again in
+// the same step, while the done event of p, or of another parallel state
+// nested in it, may wait in that step: SCXML and XState would then take it
+// in the p just entered. groupDone refuses the done transition that
+// targets p, or a state around it, so; this is the same through eventless
+// rules, which the spec's regions do not see.
+func (b *builder) doneEntersAgain() {
+	for _, d := range b.groupDone {
+		p := d.state
+		if p.Completion == nil && len(p.groupDone) < 2 {
+			continue // no other done event may wait
+		}
+		for _, r := range d.rules {
+			if t := r.To; t != nil && eventlessInto(t, p, map[*State]bool{}) {
+				b.errorf(r.Pos, "the done transition of parallel state %s, a region of parallel state %s, enters %s again through %s, whose eventless rules may lead into %s, while the done event of %s or of another parallel state nested in it may wait in the same step, which SCXML and XState would then take in the %s just entered: fsmgen does not write that; target a state outside %s whose eventless rules do not lead back into it", d.group, p.Name, p.Name, t.Name, p.Name, p.Name, p.Name, p.Name)
+			}
+		}
+	}
+}
+
+// eventlessInto reports whether the eventless rules of t, a transient
+// state or one that waits, may lead into parallel state p or a state
+// inside it, through the eventless rules of the states they lead to
+// (seen: the states followed).
+func eventlessInto(t, p *State, seen map[*State]bool) bool {
+	if seen[t] || t.Choice == nil || !t.Transient && !t.Waits {
+		return false
+	}
+	seen[t] = true
+	for _, r := range t.Choice.Rules {
+		if r.To != nil && (r.To == p || p.Contains(r.To) || eventlessInto(r.To, p, seen)) {
+			return true
+		}
+	}
+	return false
 }

@@ -18,9 +18,10 @@ type diagramView struct {
 // Mermaid returns the machine's stateDiagram-v2: composite states as
 // "state X { ... }" with their initial child, one edge per transition
 // labelled "Event [guard] / Action" (a composite state's rules drawn once,
-// from it; a "*" row from every state it applies to), timers as "after"
-// edges, entry and exit in a note, transient states drawn as <<choice>>
-// nodes, and the initial and terminal pseudo-states.
+// from it, its eventless rows too; a "*" row from every state it applies
+// to), timers as "after" edges, entry and exit in a note, transient
+// states drawn as <<choice>> nodes, and the initial and terminal
+// pseudo-states.
 func Mermaid(m *fsm.Machine) ([]byte, error) {
 	v := diagramView{Header: Header, Title: mermaidText(m.Name + " state machine, from " + m.SpecFile)}
 	d := &diagram{m: m, loops: map[string]int{}, rows: map[string][2]int{}}
@@ -241,6 +242,12 @@ func (d *diagram) cells(from *fsm.State, cells []*fsm.Cell) {
 				// A rule that leaves a parallel state from inside one of
 				// its regions, which the parallel state holds.
 				from = r.Source
+			}
+			if r.Around != nil {
+				// A composite state's eventless row, which each state
+				// inside it that waits takes as rules of its own: one
+				// edge, from the composite state.
+				from = r.Around
 			}
 			to := r.Target
 			if to == nil {

@@ -318,6 +318,9 @@ func verifyDocs(m *fsm.Machine, files []emit.File) error {
 					if r.Source != nil {
 						from = r.Source // a rule that leaves a parallel state, drawn from its source
 					}
+					if r.Around != nil {
+						from = r.Around // a composite state's eventless row, drawn once from it
+					}
 					to := r.Target
 					if to == nil {
 						to = from

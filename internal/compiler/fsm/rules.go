@@ -124,6 +124,10 @@ type Rule struct {
 	// generated code tests first, and nil for the others, whose Guard is
 	// In(Source) (see parleaveguards.go).
 	SourceIn *Func
+	// Around is, for a rule that the eventless row of a composite state
+	// gives a state inside it that waits (see compositeWaits), that
+	// composite state: the diagram draws the row once, from it.
+	Around *State
 	// Leaves is, for a branch of the guards of a row of a state inside a
 	// region that leaves the region's parallel state P where the region
 	// keeps the row (others of the row stay in the region, or another

@@ -87,6 +87,9 @@ func (b *builder) compositeWaits(t *spec.Transition, c *State) {
 			if rules == nil {
 				return // reported at the row, for its first leaf
 			}
+			for _, r := range rules {
+				r.Around = c
+			}
 			b.around[s] = append(b.around[s], aroundRows{owner: c, rules: rules})
 		}
 	}

@@ -83,6 +83,9 @@ func build(m *fsm.Machine) *chart {
 		}
 	}
 	c.root.initial = c.byState[m.Initial.Path()[0]]
+	// around is, for each composite state with eventless rows, the first
+	// state inside it that takes them (see fsm.Rule.Around).
+	around := map[*fsm.State]*fsm.State{}
 	// The machine's rules, then its regions' (each region's rules are
 	// the rules of its states, which the chart holds like any others).
 	for _, r := range m.AllRules() {
@@ -115,6 +118,20 @@ func build(m *fsm.Machine) *chart {
 			// A rule that leaves a parallel state from inside one of its
 			// regions, which the parallel state holds: its source's.
 			n = c.byState[r.Source]
+		}
+		if r.Around != nil {
+			// A composite state's eventless row, which each state inside
+			// it that waits holds a copy of in the Go machine: the
+			// composite state's own (both targets try an atomic state's
+			// eventless transitions before its ancestors', SCXML 1.0
+			// §3.13), written once.
+			if around[r.Around] == nil {
+				around[r.Around] = r.From
+			}
+			if r.From != around[r.Around] {
+				continue
+			}
+			n = c.byState[r.Around]
 		}
 		done := r.Done != nil
 		i := slices.IndexFunc(n.triggers, func(t *trigger) bool {

@@ -27,8 +27,14 @@ import (
 // fire, a chart a target cannot express) is left to the caller, which
 // draws another.
 func randomChart(seed uint64) string {
-	g := &chartGen{r: rand.New(rand.NewPCG(seed, seed*7919+1)), in: rand.New(rand.NewPCG(seed, seed*104729+3)), out: rand.New(rand.NewPCG(seed, seed*15485863+5)), into: rand.New(rand.NewPCG(seed, seed*32452843+7)), inward: rand.New(rand.NewPCG(seed, seed*49979687+11)), cross: rand.New(rand.NewPCG(seed, seed*67867967+13)), name: fmt.Sprintf("Random%d", seed)}
-	return g.chart()
+	return drawChart(seed).spec()
+}
+
+// drawChart draws the chart of a seed (randomChart writes it).
+func drawChart(seed uint64) *chartGen {
+	g := &chartGen{r: rand.New(rand.NewPCG(seed, seed*7919+1)), in: rand.New(rand.NewPCG(seed, seed*104729+3)), out: rand.New(rand.NewPCG(seed, seed*15485863+5)), into: rand.New(rand.NewPCG(seed, seed*32452843+7)), inward: rand.New(rand.NewPCG(seed, seed*49979687+11)), cross: rand.New(rand.NewPCG(seed, seed*67867967+13)), wait: rand.New(rand.NewPCG(seed, seed*86028121+17)), name: fmt.Sprintf("Random%d", seed)}
+	g.chart()
+	return g
 }
 
 // node kinds of a random chart.
@@ -48,6 +54,7 @@ type rnode struct {
 	children    []*rnode
 	final       bool
 	transient   bool // left at once by eventless rows
+	waits       bool // a top-level leaf that waits on eventless rows (randomparwaits_test.go)
 	hosted      bool // a parallel state inside a region
 	group       bool // a parallel state nested as a region (randomgroup_test.go)
 	mustRest    bool // its done transition's guards end without an else
@@ -75,17 +82,18 @@ type chartGen struct {
 	// the rows from outside a parallel state into its regions (entering),
 	// inward the rows of a region into the parallel states inside its
 	// states (see inward), cross the rows and timers of a region into
-	// another region of its parallel state (see across).
-	in, out, into, inward, cross *rand.Rand
-	name                         string
-	n                            int // states named so far
-	top                          []*rnode
-	events                       []string
-	guards                       []string
-	actions                      []string
-	rows                         []string
-	taken                        map[string]bool // from + event of the rows so far
-	star                         string          // the event of the "*" row, if any
+	// another region of its parallel state (see across), wait the states
+	// that wait outside regions (see waits).
+	in, out, into, inward, cross, wait *rand.Rand
+	name                               string
+	n                                  int // states named so far
+	top                                []*rnode
+	events                             []string
+	guards                             []string
+	actions                            []string
+	rows                               []string
+	taken                              map[string]bool // from + event of the rows so far
+	star                               string          // the event of the "*" row, if any
 }
 
 func (g *chartGen) chance(p float64) bool { return g.r.Float64() < p }
@@ -410,8 +418,8 @@ func (g *chartGen) newGuard() string {
 	return name
 }
 
-// chart draws the chart and writes its spec.
-func (g *chartGen) chart() string {
+// chart draws the chart.
+func (g *chartGen) chart() {
 	g.taken = map[string]bool{}
 	g.events = []string{"Go", "Back", "Flip", "Poke", "Zap"}[:3+g.r.IntN(3)]
 	g.actions = []string{"Ping", "Log", "Note"}
@@ -556,5 +564,5 @@ func (g *chartGen) chart() string {
 			g.groupLists(q)
 		}
 	}
-	return g.spec()
+	g.waits() // last, from a stream of its own: the chart is otherwise the seed's before
 }

@@ -37,14 +37,7 @@ func TestDifferentialRandomWaits(t *testing.T) {
 		// four.
 		floor: func(checked int) int { return checked * 3 / 4 },
 		checked: func(t *testing.T, specs map[string]*generate.Result, keys []string) {
-			waiting := 0
-			for _, key := range keys {
-				if slices.ContainsFunc(specs[key].Machine.States, func(s *fsm.State) bool { return s.Waits }) {
-					waiting++
-				}
-			}
-			t.Logf("%d of %d charts have states that wait", waiting, len(keys))
-			require.GreaterOrEqual(t, waiting, len(keys)/2, "the checker refuses most charts with states that wait")
+			require.GreaterOrEqual(t, waitingCharts(t, specs, keys), len(keys)/2, "the checker refuses most charts with states that wait")
 		},
 	})
 }
@@ -86,4 +79,18 @@ func TestRandomWaitCharts(t *testing.T) {
 	t.Logf("%d charts drawn, %d checked, %d of those with states that wait; the checker's reasons for the others: %v", draws, checked, waiting, refused)
 	require.GreaterOrEqual(t, checked, draws*3/4, "the checker refuses too many charts")
 	require.GreaterOrEqual(t, waiting, checked*3/4, "too few charts have states that wait")
+}
+
+// waitingCharts returns how many of the charts keys have states that
+// wait, and logs it.
+func waitingCharts(t *testing.T, specs map[string]*generate.Result, keys []string) int {
+	t.Helper()
+	waiting := 0
+	for _, key := range keys {
+		if slices.ContainsFunc(specs[key].Machine.States, func(s *fsm.State) bool { return s.Waits }) {
+			waiting++
+		}
+	}
+	t.Logf("%d of %d charts have states that wait", waiting, len(keys))
+	return waiting
 }

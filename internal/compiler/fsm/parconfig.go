@@ -12,8 +12,9 @@ import "slices"
 // through that state's eventless rows in the same step, one way per
 // branch (each with the guards before it false, as expand does): a done
 // transition of a parallel state may lead into a transient state. A
-// final state whose done transition may refuse (Rests) is continued so
-// too, and also rests there, every guard answering false.
+// final state whose done transition may refuse (Rests), and a state that
+// waits, are continued so too, and also rest there, every guard
+// answering false.
 func throughChoices(w Way) []Way {
 	c := w.To.Choice
 	if c == nil {

@@ -35,27 +35,34 @@ func (g *chartGen) spec() string {
 			actions = append(actions, a)
 		}
 	}
+	writeTail(&b, actions, g.guards, used, rows)
+	return b.String()
+}
+
+// writeTail ends a random chart's spec: its actions, the guards of
+// guards that used tests (a rule not drawn leaves its guards unused),
+// and its transitions, rows.
+func writeTail(b *strings.Builder, actions, guards []string, used, rows string) {
 	if len(actions) > 0 {
 		b.WriteString("actions:\n")
 		for _, a := range actions {
-			fmt.Fprintf(&b, "  %s: {}\n", a)
+			fmt.Fprintf(b, "  %s: {}\n", a)
 		}
 	}
-	var guards []string
-	for _, gd := range g.guards {
+	var named []string
+	for _, gd := range guards {
 		if strings.Contains(used, "if: "+gd+"\n") || strings.Contains(used, "if: \""+gd+"\"\n") {
-			guards = append(guards, gd)
+			named = append(named, gd)
 		}
 	}
-	if len(guards) > 0 {
+	if len(named) > 0 {
 		b.WriteString("guards:\n")
-		for _, gd := range guards {
-			fmt.Fprintf(&b, "  %s: {}\n", gd)
+		for _, gd := range named {
+			fmt.Fprintf(b, "  %s: {}\n", gd)
 		}
 	}
 	b.WriteString("transitions:\n")
 	b.WriteString(rows)
-	return b.String()
 }
 
 // doneArm writes an outcome of a done transition's guards, its lines

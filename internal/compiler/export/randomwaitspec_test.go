@@ -187,27 +187,8 @@ func (g *waitGen) spec() string {
 			actions = append(actions, a)
 		}
 	}
-	if len(actions) > 0 {
-		b.WriteString("actions:\n")
-		for _, a := range actions {
-			fmt.Fprintf(&b, "  %s: {}\n", a)
-		}
-	}
 	rows := strings.Join(g.rows, "")
-	var guards []string
-	for _, gd := range g.guards {
-		if strings.Contains(rows, "if: "+gd+"\n") { // (a rule not added leaves its guards unused)
-			guards = append(guards, gd)
-		}
-	}
-	if len(guards) > 0 {
-		b.WriteString("guards:\n")
-		for _, gd := range guards {
-			fmt.Fprintf(&b, "  %s: {}\n", gd)
-		}
-	}
-	b.WriteString("transitions:\n")
-	b.WriteString(rows)
+	writeTail(&b, actions, g.guards, rows, rows)
 	return b.String()
 }
 

@@ -240,8 +240,12 @@ func (d *diagram) cells(from *fsm.State, cells []*fsm.Cell) {
 			}
 			if r.Source != nil {
 				// A rule that leaves a parallel state from inside one of
-				// its regions, which the parallel state holds.
+				// its regions, which the parallel state holds; a done
+				// transition's, from its composite state.
 				from = r.Source
+				if r.Done != nil {
+					from = r.Done
+				}
 			}
 			if r.Around != nil {
 				// A composite state's eventless row, which each state

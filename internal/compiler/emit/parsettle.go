@@ -88,13 +88,30 @@ func settleInner(regs []*fsm.Region) jen.Code {
 	} else if hasEventless(p) {
 		return eventlessLoop(p) // its regions hold no done transitions
 	}
-	if len(regs) == 1 {
+	if len(regs) == 1 && !settleLeaves(regs[0]) {
 		return jen.Comment("// A final state whose composite state is done: its done transition.").Line().
 			For(jen.Id("m").Dot(settleMethod(regs[0])).Call()).Block()
 	}
+	if len(regs) == 1 {
+		// Its done transition may leave the parallel state (see genSettle).
+		return jen.Comment("// A final state whose composite state is done: its done transition.").Line().
+			Add(leavingLoop(settleMethod(regs[0]), regs[0].Parallel))
+	}
 	var body []jen.Code
+	declared := false // took and left
 	for i, reg := range regs {
 		call := jen.Op("!").Id("m").Dot(settleMethod(reg)).Call()
+		if settleLeaves(reg) {
+			// A done transition that leaves the parallel state ends the
+			// step there (see genSettle).
+			op := "="
+			if !declared {
+				op, declared = ":=", true
+			}
+			body = append(body, jen.List(jen.Id("took"), jen.Id("left")).Op(op).Id("m").Dot(settleMethod(reg)).Call(),
+				jen.If(jen.Id("left").Op(">=").Lit(0)).Block(jen.Return(leaveCall(reg.Parallel))))
+			call = jen.Op("!").Id("took")
+		}
 		if i == 0 {
 			body = append(body, jen.Id("settled").Op(":=").Add(call))
 		} else {
@@ -115,11 +132,16 @@ func (g *goGen) genSettle() {
 			continue
 		}
 		var cases []jen.Code
+		leaving := settleLeaves(reg)
 		for _, s := range reg.Leaves {
 			if !completes(s) {
 				continue
 			}
 			one := func(r *fsm.Rule) []jen.Code {
+				if r.Leaves != nil {
+					// It leaves the parallel state: leaveOn takes it.
+					return []jen.Code{jen.Return(jen.False(), jen.Lit(r.Leaves.Index))}
+				}
 				out := g.hostedLefts(r, map[string]bool{})
 				// A history the done transition leaves remembers the
 				// final state (SCXML 1.0 §3.10).
@@ -132,7 +154,7 @@ func (g *goGen) genSettle() {
 				out = append(out, g.regionActs(r, from, "exits", true)...)
 				out = append(out, g.regionActs(r, from, "actions", true)...)
 				out = append(out, g.regionActs(r, from, "entries", true)...)
-				return append(out, jen.Return(jen.True()))
+				return append(out, jen.Return(took(leaving, true)...))
 			}
 			body := func(r *fsm.Rule) []jen.Code {
 				if len(r.Variants) == 0 {
@@ -146,7 +168,7 @@ func (g *goGen) genSettle() {
 				// Its done event was raised in this step, or it was
 				// tested already: the region rests there.
 				take = append([]jen.Code{
-					jen.If(jen.Op("!").Add(doneRaised(reg))).Block(jen.Return(jen.False())),
+					jen.If(jen.Op("!").Add(doneRaised(reg))).Block(jen.Return(took(leaving, false)...)),
 					doneRaised(reg).Op("=").False(),
 				}, take...)
 			}
@@ -161,10 +183,36 @@ func (g *goGen) genSettle() {
 				"(SCXML 1.0 §3.7.1, done.state.ID), once; when no guard holds, the done event is dropped (§3.13) and "+
 				"the region rests there.", settleMethod(reg), reg.Root.Name)
 		}
+		results := jen.Bool()
+		if leaving {
+			doc += fmt.Sprintf(" A done transition that leaves %s is taken by %s: %s returns its index, moving nothing, "+
+				"and -1 otherwise.", reg.Parallel.Name, quietMethod(reg.Parallel), settleMethod(reg))
+			results = jen.Parens(jen.List(jen.Bool(), jen.Int()))
+		}
 		g.f.Add(paragraphs(doc))
-		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(settleMethod(reg)).Params().Bool().Block(
-			jen.Switch(rgn(reg)).Block(cases...), jen.Return(jen.False()))
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(settleMethod(reg)).Params().Add(results).Block(
+			jen.Switch(rgn(reg)).Block(cases...), jen.Return(took(leaving, false)...))
 	}
+}
+
+// settleLeaves reports whether a done transition of a composite state
+// inside region reg leaves its parallel state by some branch (see
+// internal/compiler/fsm/parleavedone.go): the region's settle method
+// then returns that rule's index too, for leaveOn.
+func settleLeaves(reg *fsm.Region) bool {
+	return slices.ContainsFunc(reg.Leaves, func(s *fsm.State) bool {
+		return completes(s) && slices.ContainsFunc(s.Choice.Rules, func(r *fsm.Rule) bool { return r.Leaves != nil })
+	})
+}
+
+// took is what a settle method returns: whether it took a done
+// transition, and for a region one of whose done transitions leaves its
+// parallel state (settleLeaves), -1 for none that leaves.
+func took(leaving, yes bool) []jen.Code {
+	if leaving {
+		return []jen.Code{jen.Lit(yes), jen.Lit(-1)}
+	}
+	return []jen.Code{jen.Lit(yes)}
 }
 
 // restsIn reports whether region reg may rest in a final state whose

@@ -68,14 +68,28 @@ func eventlessLoop(p *fsm.State) jen.Code {
 	if len(quietLeaves(p)) == 0 {
 		return c.For(jen.Id("m").Dot(eventlessMethod(p)).Call()).Block()
 	}
+	return c.Add(leavingLoop(eventlessMethod(p), p))
+}
+
+// leavingLoop emits the calls of method until it takes nothing: it
+// reports whether it took a rule, and the index of one that leaves
+// parallel state p, which leaveOn takes (-1 for none).
+func leavingLoop(method string, p *fsm.State) *jen.Statement {
+	return jen.For().Block(
+		jen.List(jen.Id("took"), jen.Id("left")).Op(":=").Id("m").Dot(method).Call(),
+		jen.If(jen.Id("left").Op(">=").Lit(0)).Block(jen.Return(leaveCall(p))),
+		jen.If(jen.Op("!").Id("took")).Block(jen.Break()))
+}
+
+// leaveCall is the call of leaveOn, which takes rule left when more than
+// one of p's regions' eventless rules and done transitions may leave p
+// (see genQuietLeaves).
+func leaveCall(p *fsm.State) jen.Code {
 	var arg []jen.Code
 	if len(quietLeaves(p)) > 1 {
-		arg = []jen.Code{jen.Id("left")} // which of them (see genQuietLeaves)
+		arg = []jen.Code{jen.Id("left")}
 	}
-	return c.For().Block(
-		jen.List(jen.Id("took"), jen.Id("left")).Op(":=").Id("m").Dot(eventlessMethod(p)).Call(),
-		jen.If(jen.Id("left").Op(">=").Lit(0)).Block(jen.Return(jen.Id("m").Dot(quietMethod(p)).Call(arg...))),
-		jen.If(jen.Op("!").Id("took")).Block(jen.Break()))
+	return jen.Id("m").Dot(quietMethod(p)).Call(arg...)
 }
 
 // quietMethod names the method that takes an eventless rule of a region
@@ -83,14 +97,27 @@ func eventlessLoop(p *fsm.State) jen.Code {
 func quietMethod(p *fsm.State) string { return "leave" + p.GoName }
 
 // quietLeaves returns the rules of parallel state p that eventless rules
-// of its regions' transient states leave it by (Rule.Leaves), in rule
+// of its regions' transient states, and the done transitions of the
+// composite states inside them, leave it by (Rule.Leaves), in rule
 // order.
 func quietLeaves(p *fsm.State) []*fsm.Rule {
 	var out []*fsm.Rule
+	add := func(r *fsm.Rule) {
+		if r.Leaves != nil && !slices.Contains(out, r.Leaves) {
+			out = append(out, r.Leaves)
+		}
+	}
 	for _, reg := range eventlessRegions(p) {
 		for _, r := range eventlessRules(reg) {
-			if r.Leaves != nil && !slices.Contains(out, r.Leaves) {
-				out = append(out, r.Leaves)
+			add(r)
+		}
+	}
+	for _, reg := range p.Flat {
+		for _, s := range reg.Leaves {
+			if completes(s) {
+				for _, r := range s.Choice.Rules {
+					add(r)
+				}
 			}
 		}
 	}
@@ -122,10 +149,24 @@ func (g *goGen) genQuietLeaves() {
 		if len(rules) > 1 {
 			which, params = "rule left, an eventless rule of a transient state inside a region of %s", []jen.Code{jen.Id("left").Int()}
 		}
-		g.f.Add(paragraphs(fmt.Sprintf("%s takes "+which+
+		doc := fmt.Sprintf("%s takes "+which+
 			" that leaves %s, in the microstep %s picked it in: it exits every region of %s and %s itself (SCXML 1.0 §3.13, "+
 			"removeConflictingTransitions: it conflicts with every other eventless rule of the microstep).",
-			quietMethod(p), p.Name, p.Name, eventlessMethod(p), p.Name, p.Name)))
+			quietMethod(p), p.Name, p.Name, eventlessMethod(p), p.Name, p.Name)
+		if !slices.ContainsFunc(rules, func(r *fsm.Rule) bool { return r.Done == nil }) {
+			which = "the done transition of a composite state inside a region of %s"
+			if len(rules) > 1 {
+				which = "rule left, the done transition of a composite state inside a region of %s"
+			}
+			doc = fmt.Sprintf("%s takes "+which+" that leaves %s, in the microstep of its done event: it exits every "+
+				"region of %s and %s itself (SCXML 1.0 §3.13); the done events that wait then are dropped with the states "+
+				"that raised them.", quietMethod(p), p.Name, p.Name, p.Name, p.Name)
+		} else if slices.ContainsFunc(rules, func(r *fsm.Rule) bool { return r.Done != nil }) {
+			doc = fmt.Sprintf("%s takes rule left, an eventless rule of a transient state inside a region of %s or the done "+
+				"transition of a composite state inside one, that leaves %s: it exits every region of %s and %s itself "+
+				"(SCXML 1.0 §3.13).", quietMethod(p), p.Name, p.Name, p.Name, p.Name)
+		}
+		g.f.Add(paragraphs(doc))
 		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(quietMethod(p)).Params(params...).Error().Block(body...)
 	}
 }

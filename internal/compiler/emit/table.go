@@ -217,7 +217,11 @@ func (v *tableView) addCells(m *fsm.Machine, s *fsm.State, cells []*fsm.Cell) {
 		case r.Done != nil && r.Done == r.From:
 			row.From, row.Event = code(r.Owner().Name)+" (every region final)", "done"
 		case r.Done != nil:
-			row.From, row.Event = code(r.From.Name)+" (final in "+code(r.Done.Name)+")", "done"
+			final := r.From
+			if r.Source != nil {
+				final = r.Source // one that leaves a parallel state (see fsm's parleavedone.go)
+			}
+			row.From, row.Event = code(final.Name)+" (final in "+code(r.Done.Name)+")", "done"
 		}
 		switch {
 		case r.Timer != nil && r.Timer.DelayFunc != nil:

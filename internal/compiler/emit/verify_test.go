@@ -317,6 +317,9 @@ func verifyDocs(m *fsm.Machine, files []emit.File) error {
 					}
 					if r.Source != nil {
 						from = r.Source // a rule that leaves a parallel state, drawn from its source
+						if r.Done != nil {
+							from = r.Done // a done transition's, from its composite state
+						}
 					}
 					if r.Around != nil {
 						from = r.Around // a composite state's eventless row, drawn once from it

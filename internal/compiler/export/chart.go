@@ -104,7 +104,13 @@ func build(m *fsm.Machine) *chart {
 			// child carries a copy of it in the Go machine. A parallel
 			// state's is its own (its Completion), taken once every
 			// region is in a final state.
-			if r.From != r.Done && r.From != firstFinal(r.Done) {
+			// (One that leaves a parallel state from inside a region
+			// is the parallel state's rule, its final child its Source.)
+			from := r.From
+			if r.Source != nil {
+				from = r.Source
+			}
+			if from != r.Done && from != firstFinal(r.Done) {
 				continue
 			}
 			n = c.byState[r.Done]
@@ -114,7 +120,7 @@ func build(m *fsm.Machine) *chart {
 			// regions holds: the state's own.
 			n = c.byState[r.Group]
 		}
-		if r.Source != nil {
+		if r.Source != nil && r.Done == nil {
 			// A rule that leaves a parallel state from inside one of its
 			// regions, which the parallel state holds: its source's.
 			n = c.byState[r.Source]

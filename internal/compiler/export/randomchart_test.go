@@ -32,7 +32,7 @@ func randomChart(seed uint64) string {
 
 // drawChart draws the chart of a seed (randomChart writes it).
 func drawChart(seed uint64) *chartGen {
-	g := &chartGen{r: rand.New(rand.NewPCG(seed, seed*7919+1)), in: rand.New(rand.NewPCG(seed, seed*104729+3)), out: rand.New(rand.NewPCG(seed, seed*15485863+5)), into: rand.New(rand.NewPCG(seed, seed*32452843+7)), inward: rand.New(rand.NewPCG(seed, seed*49979687+11)), cross: rand.New(rand.NewPCG(seed, seed*67867967+13)), wait: rand.New(rand.NewPCG(seed, seed*86028121+17)), name: fmt.Sprintf("Random%d", seed)}
+	g := &chartGen{r: rand.New(rand.NewPCG(seed, seed*7919+1)), in: rand.New(rand.NewPCG(seed, seed*104729+3)), out: rand.New(rand.NewPCG(seed, seed*15485863+5)), into: rand.New(rand.NewPCG(seed, seed*32452843+7)), inward: rand.New(rand.NewPCG(seed, seed*49979687+11)), cross: rand.New(rand.NewPCG(seed, seed*67867967+13)), wait: rand.New(rand.NewPCG(seed, seed*86028121+17)), quit: rand.New(rand.NewPCG(seed, seed*104395301+19)), name: fmt.Sprintf("Random%d", seed)}
 	g.chart()
 	return g
 }
@@ -64,14 +64,14 @@ type rnode struct {
 	entry, exit bool
 	history     string // "", "shallow" or "deep"
 	done        string // the done transition's target
-	doneIf      []arm  // or, when set, its guards, which end without an else
+	doneIf      []arm  // or, when set, its guards, which end without an else but for one that leaves a parallel state (see doneLeaving)
 	timer       string // the timer's target
 	delay       int    // its delay in seconds
 }
 
 // arm is an outcome of a done transition's guards.
 type arm struct {
-	guard, to, action string
+	guard, to, action string // guard "" for an else
 }
 
 // chartGen draws one chart.
@@ -83,17 +83,18 @@ type chartGen struct {
 	// inward the rows of a region into the parallel states inside its
 	// states (see inward), cross the rows and timers of a region into
 	// another region of its parallel state (see across), wait the states
-	// that wait outside regions (see waits).
-	in, out, into, inward, cross, wait *rand.Rand
-	name                               string
-	n                                  int // states named so far
-	top                                []*rnode
-	events                             []string
-	guards                             []string
-	actions                            []string
-	rows                               []string
-	taken                              map[string]bool // from + event of the rows so far
-	star                               string          // the event of the "*" row, if any
+	// that wait outside regions (see waits), quit the done transitions
+	// that leave a parallel state from inside a region (see doneLeaving).
+	in, out, into, inward, cross, wait, quit *rand.Rand
+	name                                     string
+	n                                        int // states named so far
+	top                                      []*rnode
+	events                                   []string
+	guards                                   []string
+	actions                                  []string
+	rows                                     []string
+	taken                                    map[string]bool // from + event of the rows so far
+	star                                     string          // the event of the "*" row, if any
 }
 
 func (g *chartGen) chance(p float64) bool { return g.r.Float64() < p }
@@ -506,11 +507,21 @@ func (g *chartGen) chart() {
 			if in := g.inwards(s); in != "" && s.kind != parallelNode && s.deepAbove() == nil && !g.named(strings.TrimSuffix(in, ".history")).inside(s) {
 				s.done = in // a composite state's, into a parallel state inside its region
 			}
+			out := g.doneLeaving(s)
 			if s.mustRest || s.mayRest() && g.chance(0.4) {
 				// Guards without an else: when none holds, the machine
 				// rests in the final state, or with every region final,
 				// or the region in the final state, until an event leaves.
 				g.restingDone(s)
+			}
+			if out != "" {
+				// A composite state's, out of its parallel state: a first
+				// branch, before those drawn (or an else to its target).
+				first := arm{guard: g.newGuard(), to: out}
+				if len(s.doneIf) == 0 {
+					s.doneIf, s.done = []arm{{to: s.done}}, ""
+				}
+				s.doneIf = append([]arm{first}, s.doneIf...)
 			}
 		}
 		if s.group && g.chance(0.2) {

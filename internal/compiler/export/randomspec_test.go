@@ -69,6 +69,9 @@ func writeTail(b *strings.Builder, actions, guards []string, used, rows string) 
 // indented by indent.
 func doneArm(a arm, indent string) string {
 	s := fmt.Sprintf("%s- if: %s\n%s  to: %s\n", indent, a.guard, indent, a.to)
+	if a.guard == "" {
+		s = fmt.Sprintf("%s- else: true\n%s  to: %s\n", indent, indent, a.to)
+	}
 	if a.action != "" {
 		s += fmt.Sprintf("%s  action: %s\n", indent, a.action)
 	}

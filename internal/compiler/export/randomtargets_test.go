@@ -3,6 +3,10 @@ package export_test
 import (
 	"math/rand/v2"
 	"slices"
+	"testing"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+	"github.com/fsmgen/fsmgen/internal/compiler/generate"
 )
 
 // This file draws the targets of the random charts' rows, timers and
@@ -44,6 +48,33 @@ func (g *chartGen) target(n *rnode) string {
 // otherwise.
 func (g *chartGen) leaving(n *rnode) string {
 	p, _ := leavable(n, g.out, 0.2)
+	return g.outside(g.out, p)
+}
+
+// doneLeaving may pick, for the done transition of composite state n
+// inside a region of a parallel state P (one leaving may pick for), a
+// target outside P, or P itself, which the done transition leaves P for
+// (drawn from a stream of its own, so the charts are otherwise those of
+// the seed before); "" otherwise, and where fsmgen refuses it: beside a
+// transient state of P's regions, under a deep history of P or around it,
+// and where a composite state inside P that holds a final state keeps a
+// history (these would remember a region in a state it never rests in).
+func (g *chartGen) doneLeaving(n *rnode) string {
+	if n.kind != compositeNode || n.deepUnder() || n.region() == nil || n.region().parent.history != "" {
+		return ""
+	}
+	p, _ := leavable(n, g.quit, 1)
+	if p == nil || slices.ContainsFunc(p.all(), func(q *rnode) bool {
+		return q.transient || q.history != "" && slices.ContainsFunc(q.all(), func(f *rnode) bool { return f.final })
+	}) {
+		return ""
+	}
+	return g.outside(g.quit, p)
+}
+
+// outside picks with r a target for a rule that leaves parallel state p:
+// p itself, or a state outside it; "" for a nil p.
+func (g *chartGen) outside(r *rand.Rand, p *rnode) string {
 	if p == nil {
 		return ""
 	}
@@ -53,7 +84,7 @@ func (g *chartGen) leaving(n *rnode) string {
 			can = append(can, s.name)
 		}
 	}
-	return can[g.out.IntN(len(can))]
+	return can[r.IntN(len(can))]
 }
 
 // leavable returns, when stream r draws below chance for n inside a
@@ -142,4 +173,19 @@ func (g *chartGen) pick(r *rand.Rand, can []string) string {
 		return ""
 	}
 	return can[r.IntN(len(can))]
+}
+
+// doneLeavingCharts counts, and logs, the charts of keys with a done
+// transition that leaves a parallel state from inside a region (see
+// doneLeaving): the parallel state's rule, its source a final state.
+func doneLeavingCharts(t *testing.T, specs map[string]*generate.Result, keys []string) int {
+	t.Helper()
+	n := 0
+	for _, key := range keys {
+		if slices.ContainsFunc(specs[key].Machine.Rules, func(r *fsm.Rule) bool { return r.Done != nil && r.Source != nil }) {
+			n++
+		}
+	}
+	t.Logf("%d of %d charts have done transitions that leave a parallel state from inside a region", n, len(keys))
+	return n
 }

@@ -190,9 +190,22 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 					resumed = regionConfig(t, m, g.Leaf)
 				}
 				out = append(out, intoEntries(run, resumed)...)
+				for _, reg := range run.State.Regions {
+					// Where the regions are for a rule after that leaves
+					// the parallel state (a done transition of its final
+					// state's composite state, see fsm's parleavedone.go).
+					if l := run.IntoLeaf(reg); l != nil {
+						cfg[reg] = l
+					} else if resumed[reg] == nil {
+						cfg[reg] = reg.Initial
+					}
+				}
 				continue
 			}
 			out = append(out, regionEntries(run.State)...)
+			for _, reg := range run.State.Regions {
+				cfg[reg] = reg.Initial // (as above)
+			}
 		}
 		// A rule outside the regions is a microstep of its own: a done
 		// transition or a transient state's rule after the step's first.

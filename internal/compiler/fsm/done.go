@@ -160,8 +160,10 @@ func (b *builder) doneRows() {
 			continue
 		}
 		d := b.specOf[s.Completes].Done
-		if len(d.Guards) == 0 && !d.To.Set {
-			continue // reported by finals
+		if len(d.Guards) == 0 && !d.To.Set && !d.Ignore.Set {
+			// Reported by finals. (An ignore is the stand-in of one that
+			// leaves a parallel state: see parleavedone.go.)
+			continue
 		}
 		t := &spec.Transition{Pos: d.Pos, Outcome: d.Outcome, Guards: d.Guards}
 		rules := b.rowRules(t, s, nil)

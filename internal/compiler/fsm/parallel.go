@@ -295,6 +295,11 @@ type specRegion struct {
 	// which is this region, that their parallel state holds (see
 	// parnestlift.go), each with its parallel state's index in groups.
 	lifted map[diag.Pos]int
+	// dones are, by name, the done transitions of the composite states
+	// inside the region that leave the parallel state, each branch that
+	// leaves a stand-in (see parleavedone.go): the region's build takes
+	// these instead of the spec's.
+	dones map[string]*spec.Done
 }
 
 // inRE matches the built-in guard In(State).

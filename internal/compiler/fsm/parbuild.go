@@ -347,7 +347,7 @@ func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, leaves *leavin
 			}
 			regionRow(t, r, regionOf, diags)
 		}
-		doneLeaves(r, regionOf, diags)
+		leaves.dones(r, regionOf, diags)
 		ents.inwardDones(r, lifts, diags)
 	}
 	leaves.keep(f.Transitions, regions, regionOf)
@@ -506,6 +506,7 @@ func regionSpec(f *spec.File, r *specRegion, rows []spec.Transition, lifts *lift
 	// A parallel state inside the region is a leaf of its build, as the
 	// machine's build holds a parallel state (see parinreg.go).
 	root.States = lifts.apply(leafParallels(root.States))
+	standInDones(root.States, r.dones)
 	// The states inside the region have the fields of the parallel state
 	// (its own and its ancestors'): its region's rules read and set them.
 	root.Fields = parallelFields(f.States, r.par)

@@ -216,25 +216,3 @@ func (l *leaving) sources() map[string]map[string][]string {
 	}
 	return out
 }
-
-// doneLeaves refuses, named, the done transitions of the composite states
-// inside region r that lead outside every region: fsmgen does not write a
-// done transition that leaves a parallel state yet.
-func doneLeaves(r *specRegion, regionOf map[string]*specRegion, diags *diag.List) {
-	walkStates(r.root, func(s *spec.State) {
-		if s.Done == nil || s == r.root || s.Parallel.Value {
-			return
-		}
-		for _, to := range targets(&spec.Transition{Outcome: s.Done.Outcome, Guards: s.Done.Guards}) {
-			o := regionOf[strings.TrimSuffix(to.Value, historySuffix)]
-			switch {
-			case o == nil:
-				diags.Errorf(to.Pos, "the done transition of %s, in region %s, leaves parallel state %s for %s: fsmgen does not write a done transition that leaves a parallel state from inside a region yet (a row does); move to a state of the region that leaves %s on an event, or end the region in a final state and give %s the done transition", s.Name.Value, r.root.Name.Value, r.par.Name.Value, to.Value, r.par.Name.Value, r.par.Name.Value)
-				return
-			case regionOf[s.Name.Value] == r && o != r && o.within(r) == nil:
-				diags.Errorf(to.Pos, "the done transition of %s, in region %s, targets %s in region %s: it would leave a parallel state around %s (SCXML 1.0 §3.13), which fsmgen does not write for a done transition yet (a row does); move to a state of region %s (or inside a parallel state in it), and let an event take the rest", s.Name.Value, r.root.Name.Value, to.Value, o.root.Name.Value, r.root.Name.Value, r.root.Name.Value)
-				return
-			}
-		}
-	})
-}

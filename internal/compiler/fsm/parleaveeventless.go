@@ -91,7 +91,7 @@ func quietRefusals(m *Machine, diags *diag.List) bool {
 	seen := map[*Rule]bool{}
 	for _, reg := range m.Regions {
 		for _, s := range reg.Leaves {
-			if !s.Eventless() {
+			if !s.Settles() {
 				continue
 			}
 			for c := s.Choice; c != nil && !c.Out(); c = c.Fallback {
@@ -100,7 +100,14 @@ func quietRefusals(m *Machine, diags *diag.List) bool {
 						continue
 					}
 					seen[r.Leaves] = true
-					if why := quietShape(reg, r.Leaves); why != "" {
+					why := quietShape(reg, r.Leaves, s.Completes != nil)
+					switch {
+					case why == "":
+					case s.Completes != nil:
+						// A done transition's (see parleavedone.go).
+						refused = true
+						diags.Errorf(r.Pos, "the done transition of %s, in region %s, leaves parallel state %s for %s, and %s: fsmgen does not write such a done transition there yet; move to a state of region %s and leave %s from there on an event", s.Completes.Name, reg.Root.Name, reg.Parallel.Name, r.Leaves.Target.Name, why, reg.Root.Name, reg.Parallel.Name)
+					default:
 						refused = true
 						diags.Errorf(r.Pos, "rule %s leaves parallel state %s from transient state %s by an eventless rule, and %s: fsmgen does not write such a rule there yet; move to a state of region %s and leave %s from there on an event", r.Label, reg.Parallel.Name, s.Name, why, reg.Root.Name, reg.Parallel.Name)
 					}
@@ -112,9 +119,12 @@ func quietRefusals(m *Machine, diags *diag.List) bool {
 }
 
 // quietShape says why eventless rule r of a transient state of region
-// reg, which leaves reg's parallel state p, is in a shape fsmgen does not
-// write yet; "" when it writes it.
-func quietShape(reg *Region, r *Rule) string {
+// reg, or a done transition (done) of a composite state inside it, which
+// leaves reg's parallel state p, is in a shape fsmgen does not write yet;
+// "" when it writes it. A done transition is taken in a microstep of its
+// own, which the regions' done transitions share with no eventless rule
+// of theirs; an eventless rule, in one which no done transition shares.
+func quietShape(reg *Region, r *Rule, done bool) string {
 	p := reg.Parallel
 	switch {
 	case reg.Host != nil || p.Region != nil:
@@ -126,20 +136,30 @@ func quietShape(reg *Region, r *Rule) string {
 	}
 	for _, o := range p.Regions {
 		for _, l := range o.Leaves {
-			if l.Settles() && !l.Eventless() {
+			switch {
+			case done && l.Eventless():
+				return "region " + o.Root.Name + " holds transient state " + l.Name + ", whose eventless rules the regions take in the same step"
+			case !done && l.Settles() && !l.Eventless():
 				return "region " + o.Root.Name + " holds " + l.Completes.Name + ", whose done transition the regions take in the same step"
 			}
 		}
 	}
-	for a := p; a != nil; a = a.Parent {
-		if a.History != HistoryNone {
-			return a.Name + " keeps a history, which remembers the regions of " + p.Name
+	// The rule leaves a region in a state it never rests in (r's source,
+	// and other regions' where their done events wait): a history its
+	// exits record would remember it (see builder.remembers, which
+	// refuses this outside regions).
+	if p.History == HistoryDeep {
+		return p.Name + " keeps a deep history, which would remember the region in a state it never rests in"
+	}
+	for _, rem := range r.Remembers {
+		if rem.State.History == HistoryDeep {
+			return rem.State.Name + ", which the rule leaves, keeps a deep history, which would remember the region in a state it never rests in"
 		}
 	}
 	for _, o := range p.Regions {
 		for _, c := range o.Composites {
-			if c.History != HistoryNone {
-				return c.Name + ", in region " + o.Root.Name + ", keeps a history, which the rule's exits record"
+			if i := slices.IndexFunc(o.Leaves, func(l *State) bool { return l.Settles() && c.Contains(l) }); c.History != HistoryNone && i >= 0 {
+				return c.Name + ", in region " + o.Root.Name + ", keeps a history, which would remember " + o.Leaves[i].Name + ", a state the region never rests in"
 			}
 		}
 	}

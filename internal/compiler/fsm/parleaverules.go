@@ -131,7 +131,7 @@ func passRules(m *Machine, passing []*Rule) {
 		p := r.From.Region.Parallel
 		i := slices.IndexFunc(m.Rules, func(o *Rule) bool {
 			// An eventless rule's is named after its source here (see
-			// parleaveeventless.go).
+			// parleaveeventless.go and parleavedone.go).
 			src := o.Source == r.From || r.Event == nil && o.Source == nil
 			return o.From == p && o.Event == r.Event && o.Pos == r.Pos && src
 		})
@@ -139,7 +139,9 @@ func passRules(m *Machine, passing []*Rule) {
 			continue
 		}
 		if l := m.Rules[i]; l.Source == nil {
-			l.Source = r.From
+			// A done transition's stays its composite state's (see
+			// parleavedone.go).
+			l.Source, l.Done = r.From, r.Done
 			l.Label = sourceLabel(l)
 		}
 		r.Leaves = m.Rules[i]

@@ -275,6 +275,18 @@ func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []re
 	var out []regionWay
 	for _, pk := range picks(after[reg.Index].Choice, after) {
 		r := pk.rule
+		if pk.leaves != nil {
+			// A done transition that leaves p (see parleavedone.go): p's
+			// rule, from the configuration the microstep starts in, as
+			// p's own done transition is taken; the done events that
+			// wait are dropped with the states that raised them.
+			cw := *w
+			cw.Tests = append(slices.Clone(w.Tests), pk.tests...)
+			cw.Rules = append(slices.Clone(w.Rules), pk.leaves)
+			cw.To, cw.Final, cw.after = pk.leaves.To, after, 0
+			out = append(out, m.completed(p, w, cw)...)
+			continue
+		}
 		if r == nil && after[reg.Index].Rests() {
 			// No guard of the done transition holds: its done event is
 			// dropped (SCXML 1.0 §3.13), and the region rests in the

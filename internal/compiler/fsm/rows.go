@@ -294,14 +294,14 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 	case o.Ignore.Set && o.Reject.Set, (o.Ignore.Set || o.Reject.Set) && moves:
 		b.errorf(pos, "choose one of ignore, reject, or a transition (to, effect, action, set, with)")
 		return nil
+	case ev == nil && from != nil && o.Ignore.Set && b.par != nil && b.par.passes[pos]:
+		// A stand-in for a branch that leaves the parallel state (see
+		// parleaveeventless.go and parleavedone.go).
+		r.Kind = Ignore
+		return r
 	case ev == nil && from.Rests() && (o.Ignore.Set || o.Reject.Set):
 		b.errorf(pos, "the done transition of %s has no event to ignore or reject: each branch leaves the final state %s (give it \"to\"), and when no guard holds the machine rests there", from.Completes.Name, from.Name)
 		return nil
-	case ev == nil && from != nil && o.Ignore.Set && b.par != nil && b.par.passes[pos]:
-		// A stand-in for a branch that leaves the parallel state (see
-		// parleaveeventless.go).
-		r.Kind = Ignore
-		return r
 	case ev == nil && from != nil && from.Waits && (o.Ignore.Set || o.Reject.Set):
 		b.errorf(pos, "%s has no event to ignore or reject in an eventless transition: each branch leaves it (give it \"to\"), and when no guard holds the machine stays in %s", from.Name, from.Name)
 		return nil

@@ -347,7 +347,7 @@ func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, leaves *leavin
 			}
 			regionRow(t, r, regionOf, diags)
 		}
-		leaves.dones(r, regionOf, diags)
+		leaves.dones(r, regionOf, ents, diags)
 		ents.inwardDones(r, lifts, diags)
 	}
 	leaves.keep(f.Transitions, regions, regionOf)

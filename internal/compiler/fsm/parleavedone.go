@@ -15,8 +15,10 @@ import (
 // queue); the transition's domain is the compound state around P, so it
 // exits every active state of P, all its regions innermost first and P
 // itself, before its actions run and its target is entered, as a rule of
-// P does. As for an eventless row that leaves P from a transient state
-// (parleaveeventless.go), the region's build keeps the done transition,
+// P does; one into another region of P leaves P and enters it again,
+// that region through the target. As for an eventless row that leaves P
+// from a transient state (parleaveeventless.go), the region's build
+// keeps the done transition,
 // each branch that leaves a stand-in that takes nothing in the region (an
 // ignore, Rule.Leaves once joined), and the machine's build resolves
 // those branches as P's rules without an event, one set per final state
@@ -27,16 +29,21 @@ import (
 
 // dones records the done transitions of the composite states inside
 // region r whose targets, by some or all of their branches, leave r's
-// parallel state, and puts their stand-ins in r.dones; it refuses, named,
-// those that target a state of another region, and those of the regions
-// of parallel states nested as regions or inside regions.
-func (l *leaving) dones(r *specRegion, regionOf map[string]*specRegion, diags *diag.List) {
+// parallel state P, and puts their stand-ins in r.dones; a target in
+// another region of P leaves P and enters it again through the target,
+// as a row's does (entering.across). It refuses, named, those of the
+// regions of parallel states nested as regions or inside regions, and a
+// target in another region there.
+func (l *leaving) dones(r *specRegion, regionOf map[string]*specRegion, ents *entering, diags *diag.List) {
 	walkStates(r.root, func(s *spec.State) {
 		if s.Done == nil || s == r.root || s.Parallel.Value {
 			return
 		}
 		d := s.Done
-		t := spec.Transition{Pos: d.Pos, Outcome: d.Outcome, Guards: d.Guards}
+		t := spec.Transition{Pos: d.Pos, Outcome: d.Outcome, Guards: slices.Clone(d.Guards)}
+		if ents.across(&t, r, diags) {
+			return // refused, named
+		}
 		var out []spec.String
 		for _, to := range targets(&t) {
 			o := regionOf[strings.TrimSuffix(to.Value, historySuffix)]

@@ -65,7 +65,7 @@ func eventlessRegions(p *fsm.State) []*fsm.Region {
 //	}
 func eventlessLoop(p *fsm.State) jen.Code {
 	c := jen.Comment("// Transient states: their eventless rules, a microstep at a time.").Line()
-	if len(quietLeaves(p)) == 0 {
+	if len(eventlessLeaves(p)) == 0 {
 		return c.For(jen.Id("m").Dot(eventlessMethod(p)).Call()).Block()
 	}
 	return c.Add(leavingLoop(eventlessMethod(p), p))
@@ -92,6 +92,21 @@ func leaveCall(p *fsm.State) jen.Code {
 	return jen.Id("m").Dot(quietMethod(p)).Call(arg...)
 }
 
+// eventlessLeaves returns the rules of parallel state p that eventless
+// rules of its regions' transient states leave it by (Rule.Leaves), in
+// rule order: eventlessOn then returns the index of the one it picked.
+func eventlessLeaves(p *fsm.State) []*fsm.Rule {
+	var out []*fsm.Rule
+	for _, reg := range eventlessRegions(p) {
+		for _, r := range eventlessRules(reg) {
+			if r.Leaves != nil && !slices.Contains(out, r.Leaves) {
+				out = append(out, r.Leaves)
+			}
+		}
+	}
+	return out
+}
+
 // quietMethod names the method that takes an eventless rule of a region
 // of parallel state p that leaves p: leaveOn.
 func quietMethod(p *fsm.State) string { return "leave" + p.GoName }
@@ -101,15 +116,10 @@ func quietMethod(p *fsm.State) string { return "leave" + p.GoName }
 // composite states inside them, leave it by (Rule.Leaves), in rule
 // order.
 func quietLeaves(p *fsm.State) []*fsm.Rule {
-	var out []*fsm.Rule
+	out := eventlessLeaves(p)
 	add := func(r *fsm.Rule) {
 		if r.Leaves != nil && !slices.Contains(out, r.Leaves) {
 			out = append(out, r.Leaves)
-		}
-	}
-	for _, reg := range eventlessRegions(p) {
-		for _, r := range eventlessRules(reg) {
-			add(r)
 		}
 	}
 	for _, reg := range p.Flat {
@@ -194,7 +204,7 @@ func (g *goGen) genEventless() {
 				fromVals = append(fromVals, rgn(reg))
 			}
 		}
-		leaves := len(quietLeaves(p)) > 0
+		leaves := len(eventlessLeaves(p)) > 0
 		if leaves {
 			ts, none = append(ts, jen.Id("left")), append(none, jen.Lit(-1))
 		}

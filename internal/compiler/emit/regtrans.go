@@ -52,11 +52,20 @@ func macroMethod(p *fsm.State) string { return "macro" + p.GoName }
 // of p raised: raisedOn.
 func raiseMethod(p *fsm.State) string { return "raised" + p.GoName }
 
-// macroLoop emits the call that settles the regions of p after a step.
+// macroLoop emits the call that settles the regions of p after a step;
+// when a rule it may take leaves p (see quietLeaves), the step ends there:
+//
+//	if left := m.macroOn(); left >= 0 {
+//		return m.leaveOn(left)
+//	}
 func macroLoop(p *fsm.State) jen.Code {
 	what := "// Transient states and done transitions, in SCXML's order."
 	if !hasEventless(p) {
 		what = "// Done transitions, in the order their done events were raised."
+	}
+	if len(quietLeaves(p)) > 0 {
+		return jen.Comment(what).Line().If(jen.Id("left").Op(":=").Id("m").Dot(macroMethod(p)).Call(), jen.Id("left").Op(">=").Lit(0)).Block(
+			jen.Return(leaveCall(p)))
 	}
 	return jen.Comment(what).Line().Id("m").Dot(macroMethod(p)).Call()
 }
@@ -110,22 +119,42 @@ func (g *goGen) genMacro() {
 			"raises them so), each at the next tick of clock; it returns the clock.", raiseMethod(p), what)))
 		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(raiseMethod(p)).Params(jen.Id("raised").Op("*").Add(arr), jen.Id("clock").Int()).Int().Block(raise...)
 
+		// leaving: a rule the loop takes may leave p (see quietLeaves),
+		// whose index it returns, moving nothing; -1 once settled.
+		leaving := len(quietLeaves(p)) > 0
 		var cases []jen.Code
 		for i, sl := range slots {
-			cases = append(cases, jen.Case(jen.Lit(i)).Block(sl.take()))
+			take := sl.take()
+			if sl.q == nil && settleLeaves(sl.reg) {
+				take = jen.If(jen.List(jen.Id("_"), jen.Id("left")).Op(":=").Add(sl.take()), jen.Id("left").Op(">=").Lit(0)).Block(
+					jen.Return(jen.Id("left")))
+			}
+			cases = append(cases, jen.Case(jen.Lit(i)).Block(take))
 		}
 		var loop []jen.Code
-		if hasEventless(p) {
+		switch {
+		case hasEventless(p) && len(eventlessLeaves(p)) > 0:
+			loop = append(loop,
+				jen.List(jen.Id("took"), jen.Id("left")).Op(":=").Id("m").Dot(eventlessMethod(p)).Call(),
+				jen.If(jen.Id("left").Op(">=").Lit(0)).Block(jen.Return(jen.Id("left"))),
+				jen.If(jen.Id("took")).Block(
+					jen.Id("clock").Op("=").Id("m").Dot(raiseMethod(p)).Call(jen.Op("&").Id("raised"), jen.Id("clock")),
+					jen.Continue()))
+		case hasEventless(p):
 			loop = append(loop, jen.If(jen.Id("m").Dot(eventlessMethod(p)).Call()).Block(
 				jen.Id("clock").Op("=").Id("m").Dot(raiseMethod(p)).Call(jen.Op("&").Id("raised"), jen.Id("clock")),
 				jen.Continue()))
+		}
+		settled := jen.Return()
+		if leaving {
+			settled = jen.Return(jen.Lit(-1))
 		}
 		loop = append(loop,
 			jen.Id("k").Op(":=").Lit(-1).Comment("the region whose done event is the oldest"),
 			jen.For(jen.List(jen.Id("i"), jen.Id("at")).Op(":=").Range().Id("raised")).Block(
 				jen.If(jen.Id("at").Op(">").Lit(0).Op("&&").Parens(jen.Id("k").Op("<").Lit(0).Op("||").Id("at").Op("<").Id("raised").Index(jen.Id("k")))).Block(
 					jen.Id("k").Op("=").Id("i"))),
-			jen.If(jen.Id("k").Op("<").Lit(0)).Block(jen.Return()),
+			jen.If(jen.Id("k").Op("<").Lit(0)).Block(settled),
 			jen.Id("raised").Index(jen.Id("k")).Op("=").Lit(0),
 			jen.Switch(jen.Id("k")).Block(cases...),
 			jen.Id("clock").Op("=").Id("m").Dot(raiseMethod(p)).Call(jen.Op("&").Id("raised"), jen.Id("clock")),
@@ -147,8 +176,14 @@ func (g *goGen) genMacro() {
 				"transition whose done event was raised first (a composite state's, or a parallel state's inside a region), and " +
 				"again, until none waits. XState v5 orders always and onDone so."
 		}
+		results := jen.Null()
+		if leaving {
+			doc += fmt.Sprintf(" A rule that leaves %s (an eventless rule of a transient state, or a done transition) is taken "+
+				"by %s: %s returns its index, and -1 once the regions are settled.", p.Name, quietMethod(p), macroMethod(p))
+			results = jen.Int()
+		}
 		g.f.Add(paragraphs(fmt.Sprintf("%s settles the regions of %s after a step, in the order of SCXML 1.0 §3.13 (macrostep): %s", macroMethod(p), p.Name, doc)))
-		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(macroMethod(p)).Params().Block(body...)
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(macroMethod(p)).Params().Add(results).Block(body...)
 	}
 }
 

@@ -3,6 +3,7 @@ package export_test
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
@@ -53,21 +54,31 @@ func (g *chartGen) leaving(n *rnode) string {
 
 // doneLeaving may pick, for the done transition of composite state n
 // inside a region of a parallel state P (one leaving may pick for), a
-// target outside P, or P itself, which the done transition leaves P for
+// target outside P, P itself, or a state of another region of P, which
+// the done transition leaves P for
 // (drawn from a stream of its own, so the charts are otherwise those of
-// the seed before); "" otherwise, and where fsmgen refuses it: beside a
-// transient state of P's regions, under a deep history of P or around it,
-// and where a composite state inside P that holds a final state keeps a
-// history (these would remember a region in a state it never rests in).
+// the seed before); "" otherwise, and where fsmgen refuses it: under a
+// deep history of P or around it, and where a composite state inside P
+// that holds a final or a transient state keeps a history (these would
+// remember a region in a state it never rests in).
 func (g *chartGen) doneLeaving(n *rnode) string {
 	if n.kind != compositeNode || n.deepUnder() || n.region() == nil || n.region().parent.history != "" {
 		return ""
 	}
-	p, _ := leavable(n, g.quit, 1)
+	p, reg := leavable(n, g.quit, 1)
 	if p == nil || slices.ContainsFunc(p.all(), func(q *rnode) bool {
-		return q.transient || q.history != "" && slices.ContainsFunc(q.all(), func(f *rnode) bool { return f.final })
+		return q.history != "" && slices.ContainsFunc(q.all(), func(f *rnode) bool { return f.final || f.transient })
 	}) {
 		return ""
+	}
+	if !p.entry && !p.exit && p.timer == "" && g.quit.Float64() < 0.4 {
+		// Into another region of P, which leaves P and enters it again
+		// (where P has no entry, exit or timer, which the exports refuse
+		// it for, as across says).
+		can := g.insideRegions(func(s *rnode) bool { return s.inside(p) && !s.inside(reg) })
+		if t := g.pick(g.quit, slices.DeleteFunc(can, func(c string) bool { return strings.HasSuffix(c, ".history") })); t != "" {
+			return t
+		}
 	}
 	return g.outside(g.quit, p)
 }

@@ -79,13 +79,13 @@ func (b *builder) leavingEventless() {
 	}
 }
 
-// quietRefusals refuses, named, the eventless rules that leave their
-// parallel state p (Rule.Leaves) in the shapes fsmgen does not write yet:
-// p inside a region, p's regions holding a parallel state or a composite
-// state with a done transition (whose done events wait in the microsteps'
-// queue), and a history the rule enters, that remembers p's regions or
-// that keeps a state inside them.
-// It reports whether it refused one.
+// quietRefusals refuses, named, the eventless rules and the done
+// transitions of the states inside regions that leave their parallel
+// state p (Rule.Leaves) in the shapes fsmgen does not write yet (see
+// quietShape): p inside a region, p's regions holding a parallel state, a
+// history the rule enters, and one its exits record that would remember
+// a region in a state it never rests in. It reports whether it refused
+// one.
 func quietRefusals(m *Machine, diags *diag.List) bool {
 	refused := false
 	seen := map[*Rule]bool{}
@@ -100,7 +100,7 @@ func quietRefusals(m *Machine, diags *diag.List) bool {
 						continue
 					}
 					seen[r.Leaves] = true
-					why := quietShape(reg, r.Leaves, s.Completes != nil)
+					why := quietShape(reg, r.Leaves)
 					switch {
 					case why == "":
 					case s.Completes != nil:
@@ -119,12 +119,10 @@ func quietRefusals(m *Machine, diags *diag.List) bool {
 }
 
 // quietShape says why eventless rule r of a transient state of region
-// reg, or a done transition (done) of a composite state inside it, which
-// leaves reg's parallel state p, is in a shape fsmgen does not write yet;
-// "" when it writes it. A done transition is taken in a microstep of its
-// own, which the regions' done transitions share with no eventless rule
-// of theirs; an eventless rule, in one which no done transition shares.
-func quietShape(reg *Region, r *Rule, done bool) string {
+// reg, or a done transition of a composite state inside it, which leaves
+// reg's parallel state p, is in a shape fsmgen does not write yet; ""
+// when it writes it.
+func quietShape(reg *Region, r *Rule) string {
 	p := reg.Parallel
 	switch {
 	case reg.Host != nil || p.Region != nil:
@@ -133,16 +131,6 @@ func quietShape(reg *Region, r *Rule, done bool) string {
 		return "a region of " + p.Name + " holds a parallel state"
 	case r.History != nil || len(r.Variants) > 0:
 		return "it enters the history of " + r.Target.Name
-	}
-	for _, o := range p.Regions {
-		for _, l := range o.Leaves {
-			switch {
-			case done && l.Eventless():
-				return "region " + o.Root.Name + " holds transient state " + l.Name + ", whose eventless rules the regions take in the same step"
-			case !done && l.Settles() && !l.Eventless():
-				return "region " + o.Root.Name + " holds " + l.Completes.Name + ", whose done transition the regions take in the same step"
-			}
-		}
 	}
 	// The rule leaves a region in a state it never rests in (r's source,
 	// and other regions' where their done events wait): a history its

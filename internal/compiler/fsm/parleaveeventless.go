@@ -82,10 +82,9 @@ func (b *builder) leavingEventless() {
 // quietRefusals refuses, named, the eventless rules and the done
 // transitions of the states inside regions that leave their parallel
 // state p (Rule.Leaves) in the shapes fsmgen does not write yet (see
-// quietShape): p inside a region, p's regions holding a parallel state, a
-// history the rule enters, and one its exits record that would remember
-// a region in a state it never rests in. It reports whether it refused
-// one.
+// quietShape): p inside a region, p's regions holding a parallel state,
+// and a history its exits record that would remember a region in a state
+// it never rests in. It reports whether it refused one.
 func quietRefusals(m *Machine, diags *diag.List) bool {
 	refused := false
 	seen := map[*Rule]bool{}
@@ -129,8 +128,6 @@ func quietShape(reg *Region, r *Rule) string {
 		return p.Name + " is inside a region of another parallel state"
 	case len(p.Flat) != len(p.Regions):
 		return "a region of " + p.Name + " holds a parallel state"
-	case r.History != nil || len(r.Variants) > 0:
-		return "it enters the history of " + r.Target.Name
 	}
 	// The rule leaves a region in a state it never rests in (r's source,
 	// and other regions' where their done events wait): a history its

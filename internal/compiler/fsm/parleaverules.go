@@ -140,9 +140,11 @@ func passRules(m *Machine, passing []*Rule) {
 		}
 		if l := m.Rules[i]; l.Source == nil {
 			// A done transition's stays its composite state's (see
-			// parleavedone.go).
-			l.Source, l.Done = r.From, r.Done
-			l.Label = sourceLabel(l)
+			// parleavedone.go); so do its variants into a history.
+			for _, v := range append([]*Rule{l}, l.Variants...) {
+				v.Source, v.Done = r.From, r.Done
+				v.Label = sourceLabel(v)
+			}
 		}
 		r.Leaves = m.Rules[i]
 		r.Label = r.Leaves.Label

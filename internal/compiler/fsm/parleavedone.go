@@ -18,14 +18,14 @@ import (
 // P does; one into another region of P leaves P and enters it again,
 // that region through the target. As for an eventless row that leaves P
 // from a transient state (parleaveeventless.go), the region's build
-// keeps the done transition,
-// each branch that leaves a stand-in that takes nothing in the region (an
-// ignore, Rule.Leaves once joined), and the machine's build resolves
-// those branches as P's rules without an event, one set per final state
-// of S: the generated code takes them where the region's done transition
-// would have (settle). The done events of the other regions that wait
-// then are dropped with the states that raised them (SCXML 1.0 §3.13: an
-// event no active state takes is discarded).
+// keeps the done transition, each branch that leaves a stand-in that
+// takes nothing in the region (an ignore, Rule.Leaves once joined), and
+// the machine's build resolves those branches as P's rules without an
+// event, one set per final state of S: the generated code takes them
+// where the region's done transition would have been taken (settle). The
+// done events of the other regions that wait then are dropped with the
+// states that raised them (SCXML 1.0 §3.13: an event no active state
+// takes is discarded).
 
 // dones records the done transitions of the composite states inside
 // region r whose targets, by some or all of their branches, leave r's

@@ -24,9 +24,9 @@ func newStep[Ev any, A fsmrt.Kind](nodes []Node[Ev, A], path []int) *Node[Ev, A]
 // parallel state's regions after it, a done transition inside a region
 // say, keep the machine in the parallel state; the initial state when
 // none fired), and the step's actions must come last, after the
-// entries'. New
-// runs before an observer can be set, so the rules are taken as fired
-// when the state and the actions are the step's; it returns them.
+// entries'. New runs before an observer can be set, so the rules are
+// taken as fired when the state and the actions are the step's; it
+// returns them.
 func checkNew[Ac Value[A], Ev any, S, E, A fsmrt.Kind](t *testing.T, n *Node[Ev, A], rules []fsmrt.Rule[S, E, A], at S, acts *[]Ac) []int {
 	t.Helper()
 	if n == nil {

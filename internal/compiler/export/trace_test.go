@@ -155,7 +155,7 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 							resumed[reg] = finals[0]
 						}
 					}
-					if lr := rules[later.Rule]; lr != nil && lr.From == run.State && lr.Event == nil {
+					if lr := rules[later.Rule]; lr != nil && lr.From == run.State && lr.Event == nil && lr.Done == run.State {
 						// The parallel state's done transition follows:
 						// every region but those a rule moved since was
 						// resumed final (the charts give each region one
@@ -168,6 +168,27 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 							resumed[reg] = reg.Finals[0]
 						}
 						break
+					}
+					if lr := rules[later.Rule]; lr != nil && lr.From == run.State && lr.Source != nil && lr.Source.Region != nil && !moved[lr.Source.Region] {
+						// A rule that leaves the parallel state from a
+						// state the history resumed (a transient state's
+						// eventless rule, or a final state's done
+						// transition, see fsm's parleavedone.go): the step
+						// ends outside it, where the leaves say nothing of
+						// the regions.
+						moved[lr.Source.Region] = true
+						resumed[lr.Source.Region] = lr.Source
+					}
+				}
+				if !strings.Contains(g.Leaf, ",") {
+					// The step left the parallel state: the regions no
+					// rule of it moved were resumed where the history
+					// sends them, their initial states when it remembers
+					// none.
+					for _, reg := range run.State.Regions {
+						if resumed[reg] == nil {
+							resumed[reg] = reg.Initial
+						}
 					}
 				}
 				out = append(out, resumedEntries(run.State, resumed)...)

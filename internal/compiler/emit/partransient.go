@@ -155,30 +155,40 @@ func (g *goGen) genQuietLeaves() {
 		body = append(body, comment("", last.Label))
 		body = append(body, g.ruleBody(last)...)
 		// With one such rule there is nothing to choose: no parameter.
-		which, params := "the eventless rule of a transient state inside a region of %s", []jen.Code{}
+		var params []jen.Code
 		if len(rules) > 1 {
-			which, params = "rule left, an eventless rule of a transient state inside a region of %s", []jen.Code{jen.Id("left").Int()}
+			params = []jen.Code{jen.Id("left").Int()}
 		}
-		doc := fmt.Sprintf("%s takes "+which+
-			" that leaves %s, in the microstep %s picked it in: it exits every region of %s and %s itself (SCXML 1.0 §3.13, "+
-			"removeConflictingTransitions: it conflicts with every other eventless rule of the microstep).",
-			quietMethod(p), p.Name, p.Name, eventlessMethod(p), p.Name, p.Name)
-		if !slices.ContainsFunc(rules, func(r *fsm.Rule) bool { return r.Done == nil }) {
-			which = "the done transition of a composite state inside a region of %s"
-			if len(rules) > 1 {
-				which = "rule left, the done transition of a composite state inside a region of %s"
-			}
-			doc = fmt.Sprintf("%s takes "+which+" that leaves %s, in the microstep of its done event: it exits every "+
-				"region of %s and %s itself (SCXML 1.0 §3.13); the done events that wait then are dropped with the states "+
-				"that raised them.", quietMethod(p), p.Name, p.Name, p.Name, p.Name)
-		} else if slices.ContainsFunc(rules, func(r *fsm.Rule) bool { return r.Done != nil }) {
-			doc = fmt.Sprintf("%s takes rule left, an eventless rule of a transient state inside a region of %s or the done "+
-				"transition of a composite state inside one, that leaves %s: it exits every region of %s and %s itself "+
-				"(SCXML 1.0 §3.13).", quietMethod(p), p.Name, p.Name, p.Name, p.Name)
-		}
-		g.f.Add(paragraphs(doc))
+		g.f.Add(paragraphs(quietDoc(p, rules)))
 		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(quietMethod(p)).Params(params...).Error().Block(body...)
 	}
+}
+
+// quietDoc is the doc comment of leaveOn, which takes rules, the
+// eventless rules of transient states inside the regions of p and the
+// done transitions of composite states inside them that leave p.
+func quietDoc(p *fsm.State, rules []*fsm.Rule) string {
+	done := slices.ContainsFunc(rules, func(r *fsm.Rule) bool { return r.Done != nil })
+	eventless := slices.ContainsFunc(rules, func(r *fsm.Rule) bool { return r.Done == nil })
+	which := func(article, what string) string { // article: when it is one of several
+		if len(rules) > 1 {
+			return "rule left, " + article + " " + what
+		}
+		return "the " + what
+	}
+	switch {
+	case done && eventless:
+		return fmt.Sprintf("%s takes rule left, an eventless rule of a transient state inside a region of %s or the done "+
+			"transition of a composite state inside one, that leaves %s: it exits every region of %s and %s itself "+
+			"(SCXML 1.0 §3.13).", quietMethod(p), p.Name, p.Name, p.Name, p.Name)
+	case done:
+		return fmt.Sprintf("%s takes %s that leaves %s, in the microstep of its done event: it exits every region of %s "+
+			"and %s itself (SCXML 1.0 §3.13); the done events that wait then are dropped with the states that raised them.",
+			quietMethod(p), which("the", "done transition of a composite state inside a region of "+p.Name), p.Name, p.Name, p.Name)
+	}
+	return fmt.Sprintf("%s takes %s that leaves %s, in the microstep %s picked it in: it exits every region of %s and %s "+
+		"itself (SCXML 1.0 §3.13, removeConflictingTransitions: it conflicts with every other eventless rule of the microstep).",
+		quietMethod(p), which("an", "eventless rule of a transient state inside a region of "+p.Name), p.Name, eventlessMethod(p), p.Name, p.Name)
 }
 
 // genEventless emits, for each parallel state whose regions have

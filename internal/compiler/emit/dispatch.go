@@ -480,6 +480,10 @@ func (g *goGen) ruleSteps(r *fsm.Rule) []jen.Code {
 		out = append(out, g.runActions(run, from)...)
 	}
 	out = append(out, g.entrySettle(r)...)
+	if p := waitEntry(r); p != nil {
+		// The regions' states that wait test their eventless rules.
+		return append(out, jen.Return(jen.Id("m").Dot(waitMethod(p)).Call()))
+	}
 	if r.To != nil && r.To.Choice != nil {
 		// The eventless rule that leaves the transient state goes on with
 		// the step: its guards are tested now, after this rule's effects

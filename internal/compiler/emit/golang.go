@@ -60,6 +60,7 @@ func GoFile(m *fsm.Machine) *jen.File {
 	g.genHostDones()
 	g.genSettle()
 	g.genEventless()
+	g.genWaitIn()
 	g.genQuietLeaves()
 	g.genMacro()
 	g.genTakes()

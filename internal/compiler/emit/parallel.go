@@ -193,7 +193,7 @@ func (g *goGen) restlessPut(s *fsm.State, reg *fsm.Region) []jen.Code {
 	var settlings, transients []*jen.Statement
 	for _, l := range reg.Leaves {
 		switch {
-		case l.Eventless():
+		case l.Eventless() && !l.Waits:
 			transients = append(transients, v.Clone().Op("==").Id(l.KindName))
 		case l.Settles() && !l.Rests(): // (one that may rest is a leaf as any other)
 			settlings = append(settlings, v.Clone().Op("==").Id(l.KindName))

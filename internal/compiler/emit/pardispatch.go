@@ -262,6 +262,11 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 		// with rules for the event: the parallel state's rule for it.
 		return g.ruleBody(r.Leaves)
 	}
+	if r.Kind == fsm.Ignore && reg.Parallel.WaitsIn() {
+		// The states that wait test their eventless rules after it.
+		return []jen.Code{core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(reg.Parallel.KindName)),
+			jen.Return(jen.Id("m").Dot(waitMethod(reg.Parallel)).Call())}
+	}
 	if r.Kind != fsm.Transition {
 		return []jen.Code{refusal(r)}
 	}
@@ -284,6 +289,11 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 	out = append(out, g.regionActs(r, from, "exits", inline)...)
 	out = append(out, g.regionActs(r, from, "actions", inline)...)
 	out = append(out, g.regionActs(r, from, "entries", inline)...)
+	if reg.Parallel.WaitsIn() {
+		// Its eventless rules and done transition follow (see
+		// waitMethod).
+		return append(out, jen.Return(jen.Id("m").Dot(waitMethod(reg.Parallel)).Call()))
+	}
 	moved := reg
 	if r.To != nil && (r.To.Settles() || r.EntersRestless()) {
 		out = append(out, settleLoop([]*fsm.Region{reg}))

@@ -211,7 +211,8 @@ func (d *diagram) regionEdges() {
 	seen := map[*fsm.Cell]bool{}
 	for _, s := range d.m.RegionLeaves() {
 		if s.Eventless() {
-			// A transient state's choice, drawn from it.
+			// A transient state's choice, or the eventless rules of a
+			// state that waits, drawn from it.
 			d.cells(s, []*fsm.Cell{s.Choice})
 		} else if s.Settles() {
 			// The done transition of a composite state inside the
@@ -271,6 +272,8 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 		for _, s := range reg.Leaves {
 			kind := where
 			switch {
+			case s == reg.Initial && s.Waits:
+				kind = "initial, waits on its eventless rules in " + where
 			case s == reg.Initial && s.Eventless():
 				kind = "initial, transient in " + where
 			case s == reg.Initial:
@@ -280,6 +283,8 @@ func (v *tableView) addRegions(m *fsm.Machine) {
 			case s.Final:
 				// A final state of a composite state inside the region.
 				kind = "final in " + code(s.Parent.Name) + ", " + where
+			case s.Waits:
+				kind = "waits on its eventless rules in " + where
 			case s.Eventless():
 				kind = "transient in " + where
 			}

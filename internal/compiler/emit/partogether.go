@@ -144,7 +144,22 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 			return append(c, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(reg.Parallel.KindName)))
 		})...)
 	}
-	if ignores {
+	p := inv[0].Parallel
+	if ignores && p.WaitsIn() {
+		// The states that wait test their eventless rules after the
+		// ignores too (see waitMethod).
+		if !moves {
+			take = []jen.Code{core().Dot("Start").Call(jen.Id(local("t", takers[0])), jen.Id(p.KindName))}
+			if len(takers) > 1 {
+				var ts []jen.Code
+				for _, reg := range takers {
+					ts = append(ts, jen.Id(local("t", reg)))
+				}
+				take = []jen.Code{core().Dot("IgnoreAll").Call(ts...)}
+			}
+			take = append(take, jen.Return(jen.Id("m").Dot(waitMethod(p)).Call()))
+		}
+	} else if ignores {
 		if !moves {
 			// Every region with a rule for the event ignores it.
 			take = []jen.Code{jen.Return(core().Dot("Ignore").Call(jen.Id(local("t", takers[0]))))}
@@ -175,6 +190,15 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 			})...)
 		}
 	}
+	if p.WaitsIn() {
+		if moves || !ignores {
+			take = append(take, jen.Return(jen.Id("m").Dot(waitMethod(p)).Call()))
+		}
+		if some != nil {
+			out = append(out, jen.If(some).Block(take...))
+		}
+		return g.regionsTail(out, at, picked, leaving, from, inv, e, held)
+	}
 	var settling []*fsm.Region
 	for _, reg := range inv {
 		if settlesOn(reg, e) {
@@ -182,7 +206,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		}
 	}
 	ends := false
-	p, hosts := inv[0].Parallel, hostsEnding(inv, e)
+	hosts := hostsEnding(inv, e)
 	switch {
 	case ordered(p) && (len(settling) > 0 || len(hosts) > 0):
 		// The done events the step raised, the parallel states' inside
@@ -238,6 +262,12 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 	if some != nil {
 		out = append(out, jen.If(some).Block(take...))
 	}
+	return g.regionsTail(out, at, picked, leaving, from, inv, e, held)
+}
+
+// regionsTail ends regionsTogether's code out: a deferral when held, and
+// the rules that leave the parallel state (see leavingFirst).
+func (g *goGen) regionsTail(out []jen.Code, at, picked int, leaving []*fsm.Rule, from, inv []*fsm.Region, e *fsm.Event, held bool) []jen.Code {
 	if held {
 		// No region takes the event, and one defers it: a transition
 		// takes precedence over a deferral (UML 2.5.1 §14.2.3.9).

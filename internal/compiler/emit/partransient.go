@@ -65,6 +65,10 @@ func eventlessRegions(p *fsm.State) []*fsm.Region {
 //	}
 func eventlessLoop(p *fsm.State) jen.Code {
 	c := jen.Comment("// Transient states: their eventless rules, a microstep at a time.").Line()
+	if p.WaitsIn() {
+		c = jen.Comment("// States that wait and transient states: their eventless rules, a microstep at a").Line().
+			Comment("// time, until none is taken.").Line()
+	}
 	if len(eventlessLeaves(p)) == 0 {
 		return c.For(jen.Id("m").Dot(eventlessMethod(p)).Call()).Block()
 	}
@@ -300,9 +304,15 @@ func (g *goGen) genEventless() {
 				"(SCXML 1.0 §3.13, removeConflictingTransitions), by %s: %s returns its index, moving nothing, and -1 otherwise.",
 				p.Name, quietMethod(p), eventlessMethod(p))
 		}
-		g.f.Add(paragraphs(fmt.Sprintf("%s takes, as one microstep, the eventless rules of every region of %s in a transient "+
+		what := fmt.Sprintf("%s takes, as one microstep, the eventless rules of every region of %s in a transient "+
 			"state, and reports whether it took any: a region never rests in a transient state, but leaves it in the step "+
-			"that enters it (SCXML 1.0 §3.13, eventless transitions).", eventlessMethod(p), p.Name) + doc))
+			"that enters it (SCXML 1.0 §3.13, eventless transitions).", eventlessMethod(p), p.Name)
+		if p.WaitsIn() {
+			what = fmt.Sprintf("%s takes, as one microstep, the eventless rules of every region of %s in a transient state "+
+				"or in a state that waits, and reports whether it took any (SCXML 1.0 §3.13, eventless transitions): a region "+
+				"never rests in a transient state, and rests in a state that waits while none of its guards holds.", eventlessMethod(p), p.Name)
+		}
+		g.f.Add(paragraphs(what + doc))
 		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(eventlessMethod(p)).Params().Add(results).Block(body...)
 	}
 }

@@ -60,6 +60,9 @@ func raiseMethod(p *fsm.State) string { return "raised" + p.GoName }
 //	}
 func macroLoop(p *fsm.State) jen.Code {
 	what := "// Transient states and done transitions, in SCXML's order."
+	if p.WaitsIn() {
+		what = "// Eventless rules and done transitions, in SCXML's order."
+	}
 	if !hasEventless(p) {
 		what = "// Done transitions, in the order their done events were raised."
 	}
@@ -168,6 +171,10 @@ func (g *goGen) genMacro() {
 			"transition of the composite state whose done event was raised first, and again, until no region is in a transient " +
 			"state and no done event waits. XState v5 orders always and onDone so."
 		switch {
+		case p.WaitsIn():
+			doc = "the eventless rules of the regions in transient states and in states that wait first, a microstep at a time, " +
+				"until none is taken; then the done transition of the composite state whose done event was raised first, and again, " +
+				"until no eventless rule is taken and no done event waits. XState v5 orders always and onDone so."
 		case !hasEventless(p):
 			doc = "the done transition whose done event was raised first, a microstep of its own, and again, until none waits. " +
 				"XState v5 orders onDone so."
@@ -216,6 +223,9 @@ func restlessEntry(r *fsm.Rule) *fsm.State {
 //		return m.doneRun()
 //	}
 func (g *goGen) entrySettle(r *fsm.Rule) []jen.Code {
+	if waitEntry(r) != nil {
+		return nil // see waitMethod
+	}
 	p, done, rests := restlessEntry(r), g.m.ResumesDone(r), g.m.ResumesRest(r)
 	if p == nil && rests == nil {
 		if done != nil {

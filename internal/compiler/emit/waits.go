@@ -23,10 +23,12 @@ func (g *goGen) keeps(r *fsm.Rule, in *fsm.State) jen.Code {
 	switch {
 	case in != nil && in.Waits:
 		return jen.Return(jen.Id("m").Dot(leaveMethod(in)).Call())
+	case in != nil && in.Regions != nil && in.WaitsIn():
+		return jen.Return(jen.Id("m").Dot(waitMethod(in)).Call())
 	case in != nil:
 		return nil
 	}
-	if slices.ContainsFunc(g.m.States, func(s *fsm.State) bool { return s.Waits && (r.From == nil || r.From.Contains(s)) }) {
+	if slices.ContainsFunc(g.m.States, func(s *fsm.State) bool { return waitsAt(s) && (r.From == nil || r.From.Contains(s)) }) {
 		g.restUsed = true
 		return jen.Return(jen.Id("m").Dot("rest").Call())
 	}
@@ -65,11 +67,18 @@ func (g *goGen) genRest() {
 	}
 	var cases []jen.Code
 	for _, s := range g.m.States {
-		if s.Waits {
+		switch {
+		case s.Waits:
 			cases = append(cases, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot(leaveMethod(s)).Call())))
+		case waitsAt(s):
+			cases = append(cases, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot(waitMethod(s)).Call())))
 		}
 	}
-	g.f.Add(paragraphs("rest ends the step of a rule that keeps the machine in its state: in a state that waits, it tests the state's eventless rules."))
+	doc := "rest ends the step of a rule that keeps the machine in its state: in a state that waits, it tests the state's eventless rules."
+	if slices.ContainsFunc(g.m.States, func(s *fsm.State) bool { return !s.Waits && waitsAt(s) }) {
+		doc = "rest ends the step of a rule that keeps the machine in its state: in a state that waits, it tests the state's eventless rules; in a parallel state whose regions have states that wait, theirs."
+	}
+	g.f.Add(paragraphs(doc))
 	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("rest").Params().Error().Block(
 		jen.Switch(core().Dot("State")).Block(cases...),
 		jen.Return(core().Dot("Finish").Call()),
@@ -80,4 +89,54 @@ func (g *goGen) genRest() {
 // of state s, which waits.
 func waitDoc(s *fsm.State) string {
 	return fmt.Sprintf("%s tests the eventless rules of %s, which waits: it takes the first whose guard holds, or leaves the machine in %s when none does.", leaveMethod(s), s.Name, s.Name)
+}
+
+// waitsAt reports whether the machine resting in leaf s tests eventless
+// rules after a step that keeps it there: s waits, or s is a parallel
+// state whose regions have states that wait (fsm.State.WaitsIn).
+func waitsAt(s *fsm.State) bool { return s.Waits || s.Regions != nil && s.WaitsIn() }
+
+// waitMethod names the method that ends a step that keeps the machine in
+// parallel state p, whose regions have states that wait: waitOn.
+func waitMethod(p *fsm.State) string { return "wait" + p.GoName }
+
+// genWaitIn emits, for each parallel state whose regions have states that
+// wait, the method that ends every step that keeps the machine in it
+// (see waitMethod): the eventless rules of its regions, a microstep at a
+// time until none is taken (SCXML 1.0 §3.13: after every microstep, the
+// eventless transitions of the configuration are selected), then its
+// done transition when they left every region final.
+//
+//	func (m *Machine) waitOn() error {
+//		for m.eventlessOn() {
+//		}
+//		return m.core.Finish()
+//	}
+func (g *goGen) genWaitIn() {
+	for _, p := range g.m.States {
+		if p.Regions == nil || !p.WaitsIn() {
+			continue
+		}
+		body := []jen.Code{settleInner(p.Regions)}
+		if p.Completion != nil {
+			body = append(body, g.completion(p, nil))
+		}
+		body = append(body, jen.Return(core().Dot("Finish").Call()))
+		g.f.Add(paragraphs(fmt.Sprintf("%s ends a step that keeps the machine in %s, whose regions have states that wait "+
+			"on eventless rules: it takes the eventless rules of the regions, a microstep at a time, until no guard "+
+			"holds (SCXML 1.0 §3.13), after every step, as the guards may hold now.", waitMethod(p), p.Name)))
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(waitMethod(p)).Params().Error().Block(body...)
+	}
+}
+
+// waitEntry returns the parallel state whose regions have states that
+// wait that rule r enters, nil when none: the step ends with its
+// waitMethod, which tests their eventless rules.
+func waitEntry(r *fsm.Rule) *fsm.State {
+	for _, run := range r.Entries {
+		if run.Entry && run.State.Regions != nil && run.State.WaitsIn() {
+			return run.State
+		}
+	}
+	return nil
 }

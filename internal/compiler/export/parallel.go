@@ -349,3 +349,28 @@ func groupLeaves(m *fsm.Machine, g *fsm.State) []*fsm.State {
 	}
 	return out
 }
+
+// waitOrder refuses, for XState, a state that waits inside a region after
+// another region, in document order, with a transient state or a state
+// that waits: XState v5 selects the eventless transitions (always) of the
+// atomic states in the order it entered them, not in document order as
+// SCXML 1.0 §3.13 (selectEventlessTransitions) and fsmgen do, so where
+// the earlier region entered its state last it asks their guards, and
+// takes their transitions, the other way round.
+func waitOrder(c *chart, p *problems) {
+	for _, par := range c.m.States {
+		var first *fsm.State // a transient state or a state that waits, in an earlier region
+		for _, reg := range par.Flat {
+			for _, s := range reg.Leaves {
+				if s.Waits && first != nil {
+					p.refuse(s.Pos, "state %s waits inside region %s of %s, after region %s, whose state %s has eventless transitions too: XState v5 tests the always of the states in the order it entered them, not in document order as SCXML (and fsmgen) do, so when %s is entered while %s waits it would ask their guards and take their transitions in the other order: keep the states with eventless transitions of %s to one region, or export to SCXML", s.Name, reg.Root.Name, par.Name, first.Region.Root.Name, first.Name, first.Name, s.Name, par.Name)
+				}
+			}
+			if first == nil {
+				if i := slices.IndexFunc(reg.Leaves, (*fsm.State).Eventless); i >= 0 {
+					first = reg.Leaves[i]
+				}
+			}
+		}
+	}
+}

@@ -54,6 +54,11 @@ func TestDifferentialRandom(t *testing.T) {
 			// chartGen.doneLeaving draws them in the few charts whose
 			// shape allows one: counted, not required.
 			doneLeavingCharts(t, specs, keys)
+			// chartGen.regionWaits draws them in one parallel state in
+			// two; the checker refuses some of those.
+			if n := regionWaitCharts(t, specs, keys); len(keys) >= 10 {
+				require.Positive(t, n, "no chart with states that wait inside regions was accepted")
+			}
 		},
 	})
 }

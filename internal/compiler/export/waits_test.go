@@ -14,7 +14,7 @@ import (
 // states that wait (fsm.State.Waits).
 func waitingGuards(m *fsm.Machine) []string {
 	var out []string
-	for _, s := range m.States {
+	for _, s := range append(slices.Clone(m.States), m.RegionLeaves()...) {
 		if !s.Waits {
 			continue
 		}
@@ -34,11 +34,12 @@ func waitingGuards(m *fsm.Machine) []string {
 // are pure and the state rested, every one of them answering false: the
 // runners answer false (see earlyGuards).
 func rejected(m *fsm.Machine, r goResult) bool {
-	if !slices.ContainsFunc(m.States, func(s *fsm.State) bool { return s.Waits }) || len(r.Rules) != 1 {
+	if len(waitingGuards(m)) == 0 || len(r.Rules) != 1 {
 		return false
 	}
+	all := m.AllRules()
 	i := r.Rules[0].Rule
-	return i < len(m.Rules) && m.Rules[i].Kind == fsm.Reject
+	return i < len(all) && all[i].Kind == fsm.Reject
 }
 
 // earlyGuards checks the guards of states that wait a target asked on a

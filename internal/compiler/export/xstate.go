@@ -72,6 +72,7 @@ type xstateWriter struct {
 func writeXState(c *chart) ([]byte, diag.List, error) {
 	w := &xstateWriter{c: c}
 	common(c, &w.p, "XState")
+	waitOrder(c, &w.p)
 	root := obj{}
 	root.add("id", c.m.Name)
 	if c.m.Doc != "" {

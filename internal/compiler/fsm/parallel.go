@@ -450,13 +450,28 @@ func checkRegion(r *specRegion, s, parent *spec.State, diags *diag.List) {
 // as a flat machine does: a final state whose composite state has a done
 // transition (SCXML 1.0 §3.7.1, done.state.ID), or a transient state
 // (SCXML 1.0 §3.13, eventless transitions; see Eventless).
-func (s *State) Settles() bool { return s.Region != nil && s.Choice != nil }
+//
+// A state that waits (State.Waits) is none: the region rests there.
+func (s *State) Settles() bool { return s.Region != nil && s.Choice != nil && !s.Waits }
 
 // Eventless reports whether leaf s of a region is a transient state the
-// spec declares (not a final state a done transition leaves): the
-// eventless rules of every region in such a state are taken together, as
-// one microstep (SCXML 1.0 §3.13, selectEventlessTransitions).
-func (s *State) Eventless() bool { return s != nil && s.Settles() && s.Completes == nil }
+// spec declares (not a final state a done transition leaves), or a state
+// that waits: the eventless rules of every region in such a state are
+// taken together, as one microstep (SCXML 1.0 §3.13,
+// selectEventlessTransitions), a state that waits staying where no guard
+// holds.
+func (s *State) Eventless() bool {
+	return s != nil && s.Region != nil && s.Choice != nil && s.Completes == nil
+}
+
+// WaitsIn reports whether some region of parallel state p has a state
+// that waits on eventless rules (State.Waits): after every step that
+// leaves the machine in p, the eventless rules of the regions are tested
+// (SCXML 1.0 §3.13), not only after the steps that enter transient
+// states.
+func (p *State) WaitsIn() bool {
+	return slices.ContainsFunc(p.Flat, func(reg *Region) bool { return slices.ContainsFunc(reg.Leaves, func(s *State) bool { return s.Waits }) })
+}
 
 // Ends reports whether entering leaf s of a region may end the region in
 // the same step: s is one of the region's final leaves, or it settles and

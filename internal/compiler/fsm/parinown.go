@@ -70,7 +70,7 @@ func inOwnedOK(fn *Func, t *State, rules []*Rule, diags *diag.List) bool {
 	case t.Region == nil:
 		diags.Errorf(fn.Pos, "In(%s) names parallel state %s, which groups regions of %s and is active whenever they are: name a state of one of its regions", fn.InName, fn.InName, t.Parent.Name)
 		return false
-	case t.Eventless():
+	case t.Eventless() && !t.Waits:
 		diags.Errorf(fn.Pos, "In(%s) names transient state %s, which region %s leaves in the step that enters it: the region is never there when a guard is tested; name a state its eventless transitions lead to", fn.InName, fn.InName, t.Region.Root.Name)
 		return false
 	case t.Settles() && !t.Rests():

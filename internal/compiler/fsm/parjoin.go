@@ -154,7 +154,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 				diags.Errorf(fn.Pos, "In(%s) names parallel state %s, which groups regions of %s and is active whenever they are: name a state of one of its regions", fn.InName, fn.InName, t.Parent.Name)
 			case t.Region.Parallel != own.Parallel:
 				diags.Errorf(fn.Pos, "In(%s) names a state of parallel state %s, which is not active beside region %s: name a state of another region of %s", fn.InName, t.Region.Parallel.Name, sr.root.Name.Value, sr.par.Name.Value)
-			case t.Eventless():
+			case t.Eventless() && !t.Waits:
 				diags.Errorf(fn.Pos, "In(%s) names transient state %s, which region %s leaves in the step that enters it: the region is never there when a guard is tested; name a state its eventless transitions lead to", fn.InName, fn.InName, t.Region.Root.Name)
 			case t.Settles() && !t.Rests():
 				diags.Errorf(fn.Pos, "In(%s) names a final state whose composite state %s takes its done transition in the step that enters it: region %s is never in %s when a guard is tested; name %s, or the state its done transition leads to", fn.InName, t.Completes.Name, t.Region.Root.Name, fn.InName, t.Completes.Name)
@@ -181,6 +181,9 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 	groupHooks(m, regions, diags)
 	if hostedResumes(m, diags) {
 		return // the paths would resume what the generated code does not
+	}
+	if waitRefusals(m, diags) {
+		return // see parwaits.go
 	}
 	if quietRefusals(m, diags) {
 		return // see parleaveeventless.go

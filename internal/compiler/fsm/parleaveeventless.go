@@ -90,7 +90,7 @@ func quietRefusals(m *Machine, diags *diag.List) bool {
 	seen := map[*Rule]bool{}
 	for _, reg := range m.Regions {
 		for _, s := range reg.Leaves {
-			if !s.Settles() {
+			if !s.Settles() && !s.Waits {
 				continue
 			}
 			for c := s.Choice; c != nil && !c.Out(); c = c.Fallback {
@@ -108,7 +108,11 @@ func quietRefusals(m *Machine, diags *diag.List) bool {
 						diags.Errorf(r.Pos, "the done transition of %s, in region %s, leaves parallel state %s for %s, and %s: fsmgen does not write such a done transition there yet; move to a state of region %s and leave %s from there on an event", s.Completes.Name, reg.Root.Name, reg.Parallel.Name, r.Leaves.Target.Name, why, reg.Root.Name, reg.Parallel.Name)
 					default:
 						refused = true
-						diags.Errorf(r.Pos, "rule %s leaves parallel state %s from transient state %s by an eventless rule, and %s: fsmgen does not write such a rule there yet; move to a state of region %s and leave %s from there on an event", r.Label, reg.Parallel.Name, s.Name, why, reg.Root.Name, reg.Parallel.Name)
+						kind := "transient state"
+						if s.Waits {
+							kind = "state"
+						}
+						diags.Errorf(r.Pos, "rule %s leaves parallel state %s from %s %s by an eventless rule, and %s: fsmgen does not write such a rule there yet; move to a state of region %s and leave %s from there on an event", r.Label, reg.Parallel.Name, kind, s.Name, why, reg.Root.Name, reg.Parallel.Name)
 					}
 				}
 			}

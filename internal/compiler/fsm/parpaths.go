@@ -201,6 +201,12 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 		return m.settle(p, w, after, p.raised(nil, p.targeted(moves, moved), after))
 	case len(ignores) > 0:
 		w := &Way{From: p, Event: e, Tests: tests, Rules: ignores, To: p, Config: cfg, Regional: true}
+		if p.WaitsIn() {
+			// The states that wait test their rules after an ignore too,
+			// as after every step that keeps p.
+			w.moved, w.micro, w.pre = takers, len(taken), len(tests)
+			return m.settle(p, w, cfg, nil)
+		}
 		return []regionWay{{way: w, after: cfg}}
 	case len(defers) > 0:
 		// A region's deferral, which no region's other rule overrides.
@@ -251,6 +257,13 @@ func (m *Machine) settle(p *State, w *Way, after []*State, queue []*Region) []re
 		// (their atomic states are the configuration's too).
 		return m.eventless(p, w, after, queue)
 	}
+	return m.settled(p, w, after, queue)
+}
+
+// settled is settle once no region is in a state whose eventless rules
+// the microstep would test: the done events that wait, then p's own done
+// transition.
+func (m *Machine) settled(p *State, w *Way, after []*State, queue []*Region) []regionWay {
 	if len(queue) == 0 {
 		if q := hostDone(p, after); q != nil {
 			return m.takeHostDone(p, w, after, q, nil)

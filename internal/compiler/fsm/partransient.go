@@ -8,8 +8,10 @@ import "slices"
 // selectEventlessTransitions: the first enabled eventless transition of
 // every atomic state, in document order, then one microstep of them all;
 // XState v5's always does the same), and again while some region is in a
-// transient state: one way per combination of the branches their guards
-// take, tested before any of them moves. queue are the regions whose done
+// transient state or in a state that waits (State.Waits) and some region
+// moved in the microstep before: one way per combination of the branches
+// their guards take, tested before any of them moves, a state that waits
+// staying when none holds. queue are the regions whose done
 // events wait (see settle), which the microstep does not move.
 //
 // A branch that leaves p (Rule.Leaves, see parleaveeventless.go)
@@ -35,7 +37,9 @@ func (m *Machine) eventless(p *State, w *Way, after []*State, queue []*Region) [
 		var out []alt
 		for _, a := range alts {
 			for _, pk := range picks(s.Choice, after) {
-				if pk.leaves == nil && (pk.rule == nil || pk.rule.To == nil) {
+				// A state that waits stays when no guard holds.
+				stay := pk.leaves == nil && pk.rule == nil && s.Waits
+				if !stay && pk.leaves == nil && (pk.rule == nil || pk.rule.To == nil) {
 					continue // an eventless rule leaves its state (checked by the build)
 				}
 				nw := *a.way
@@ -43,6 +47,7 @@ func (m *Machine) eventless(p *State, w *Way, after []*State, queue []*Region) [
 				n := a
 				n.way = &nw
 				switch {
+				case stay:
 				case pk.leaves != nil:
 					if !a.took && a.leave == nil {
 						n.leave = pk.leaves
@@ -72,6 +77,13 @@ func (m *Machine) eventless(p *State, w *Way, after []*State, queue []*Region) [
 			cw.Rules = append(slices.Clone(nw.Rules), a.leave)
 			cw.To, cw.Final, cw.after = a.leave.To, after, 0
 			out = append(out, m.completed(p, w, cw)...)
+			continue
+		}
+		if !a.took {
+			// No region moved: the regions rest in the states that wait
+			// (SCXML 1.0 §3.13: no eventless transition is enabled), and
+			// the done events that wait are taken.
+			out = append(out, m.settled(p, nw, a.next, queue)...)
 			continue
 		}
 		nw.groups = append(slices.Clone(w.groups), len(nw.Rules)-len(w.Rules))

@@ -101,15 +101,18 @@ func newTransient(list []spec.State, regions []*specRegion, diags *diag.List) {
 // where it was entered.
 func (m *Machine) settleEntry(rw regionWay) []regionWay {
 	w, p := rw.way, rw.way.To
-	if p == nil || p.Regions == nil || rw.after == nil || w.head != nil || !enters(w, p) {
+	if p == nil || p.Regions == nil || rw.after == nil || w.head != nil {
 		return []regionWay{rw}
+	}
+	if !enters(w, p) {
+		return m.settleKept(rw)
 	}
 	var queue []*Region
 	restless := false
 	for _, reg := range p.Flat {
 		// The regions of the parallel states inside regions entered with
 		// p too (nil when not).
-		if s := rw.after[reg.Index]; s != nil && s.Settles() {
+		if s := rw.after[reg.Index]; s != nil && (s.Settles() || s.Eventless()) {
 			restless = true
 			if !s.Eventless() {
 				queue = append(queue, reg)
@@ -135,10 +138,16 @@ func (m *Machine) settleEntry(rw regionWay) []regionWay {
 // machine made by Restore in configuration cfg of w.From (nil when
 // w.From is no parallel state): its ways, each with its trace.
 func (m *Machine) settleWay(w *Way, cfg []*State) []*Way {
-	if w.To == nil || w.To.Regions == nil || !enters(w, w.To) {
+	if w.To == nil || w.To.Regions == nil || !enters(w, w.To) && !keepsWaiting(w) {
 		return []*Way{w}
 	}
-	after := m.enteredConfig(w)
+	var after []*State
+	switch {
+	case !enters(w, w.To):
+		after = w.Config
+	default:
+		after = m.enteredConfig(w)
+	}
 	if w.Resumed != nil {
 		after = slices.Clone(w.Resumed)
 	}
@@ -257,4 +266,34 @@ func (w *Way) restsIn() []*State {
 		}
 	}
 	return cfg
+}
+
+// keepsWaiting reports whether way w, of parallel state p's own rules
+// (or those of a state around it, or a "*" row's), keeps the machine in
+// p, whose regions have states that wait: a rule without a target, an
+// ignore, a timer's; the regions' eventless rules are then tested, as
+// after every step (see settleKept). A rejection or a deferral changes
+// nothing, and tests nothing.
+func keepsWaiting(w *Way) bool {
+	p := w.To
+	if p == nil || p.Regions == nil || !p.WaitsIn() || w.Regional || w.head != nil || w.From != p || len(w.Rules) == 0 || w.Config == nil {
+		return false
+	}
+	last := w.Rules[len(w.Rules)-1]
+	return last.Kind == Transition || last.Kind == Ignore
+}
+
+// settleKept continues way rw, which keeps the machine in parallel state
+// p (see keepsWaiting), through the eventless rules of its regions: one
+// way per branch their guards take, as after the regions' own rules.
+func (m *Machine) settleKept(rw regionWay) []regionWay {
+	w := rw.way
+	if !keepsWaiting(w) {
+		return []regionWay{rw}
+	}
+	cw := *w
+	cw.Tests, cw.Rules = slices.Clip(w.Tests), slices.Clip(w.Rules)
+	cw.head, cw.entered = w, slices.Clone(rw.after)
+	cw.moved, cw.micro, cw.groups, cw.Final, cw.after = nil, 0, nil, nil, 0
+	return m.settle(w.To, &cw, rw.after, nil)
 }

@@ -17,8 +17,6 @@ func (b *builder) waits(t *spec.Transition, from *State) bool {
 		b.errorf(t.Pos, "transition from %s has no \"on\": %s is %s, and a %s state has no transitions out of it", from.Name, from.Name, kind, kind)
 	case b.parallel(from):
 		b.errorf(t.Pos, "transition from %s has no \"on\": %s is a parallel state, which cannot wait on eventless transitions yet; name the event that moves it (its done transition is written with \"done:\")", from.Name, from.Name)
-	case b.par.inRegion() || from.Region != nil:
-		b.errorf(t.Pos, "transition from %s has no \"on\": %s is inside a region of a parallel state, where a state that waits on eventless transitions is not supported yet; name the event that moves %s, or mark it \"transient: true\" if it is left in the step that enters it", from.Name, from.Name, from.Name)
 	case len(t.Guards) == 0:
 		b.errorf(t.Pos, "transition from %s has no \"on\" and no guard, so it leaves in the step that enters %s: mark %s \"transient: true\", or guard the transition with \"if\" so that it waits until the guard holds", from.Name, from.Name, from.Name)
 	case t.Guards[len(t.Guards)-1].Else.Set:
@@ -53,7 +51,7 @@ func (b *builder) compositeWaits(t *spec.Transition, c *State) {
 	bad := slices.IndexFunc(leaves, func(s *State) bool { return s.Final || s.Terminal || b.parallel(s) })
 	switch {
 	case b.par.inRegion() || c.Region != nil || b.parallel(c):
-		b.errorf(t.Pos, "transition from %s has no \"on\": %s is a parallel state or inside a region of one, where a state that waits on eventless transitions is not supported yet; name the event that moves it", c.Name, c.Name)
+		b.errorf(t.Pos, "transition from %s has no \"on\": %s is a parallel state or a composite state inside a region of one, which cannot wait on eventless transitions yet; name the event that moves it, or write the row from the leaves inside it (a leaf inside a region may wait)", c.Name, c.Name)
 	case bad >= 0:
 		b.errorf(t.Pos, "transition from composite state %s has no \"on\": every state inside %s would wait on it, and %s is %s (a state that waits is neither final nor terminal, and not parallel yet); write the row from the states inside %s that may wait on it", c.Name, c.Name, leaves[bad].Name, kindOf(leaves[bad]), c.Name)
 	case len(t.Guards) == 0:

@@ -180,7 +180,10 @@ func expand(from *State, c *Cell) []*Way {
 			through(w, r.To)
 			return
 		}
-		if r.To == nil && r.Kind != Reject && w.To.Waits {
+		if r.To == nil && r.Kind != Reject && w.To.Waits && (w.To.Choice == nil || !slices.Contains(w.To.Choice.Rules, r)) {
+			// (Not a stand-in of the state's own eventless rules for a
+			// branch that leaves a parallel state from a region, which
+			// the parallel state's rule takes.)
 			// A rule that keeps a state that waits: its eventless
 			// rules are tested after it.
 			through(w, w.To)

@@ -1,0 +1,110 @@
+package export_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+	"github.com/fsmgen/fsmgen/internal/compiler/generate"
+)
+
+// regionWaitsChance is the chance that a parallel state outside regions
+// of a random chart gets states that wait inside its regions (see
+// regionWaits).
+const regionWaitsChance = 0.5
+
+// regionWaits draws states that wait inside the regions of the random
+// chart's top-level parallel states (docs/spec.md, "States that wait
+// inside regions"), from a stream of its own (chartGen.rwait), after
+// everything else, so a chart without them is the seed's before they
+// were drawn. In a parallel state with no parallel state inside it, each
+// region may get one: a leaf that is neither final nor transient, whose
+// eventless rows are one or two branches, each guarded by a guard of its
+// own or by In() of a resting leaf of another region, to another leaf of
+// its region (a final one too). Loops through the region's transient
+// states, histories that may resume it and the other shapes fsmgen does
+// not write yet are left to the checker, which refuses them; XState's
+// export refuses states that wait in two regions (see waitOrder), SCXML's
+// writes them.
+func (g *chartGen) regionWaits() {
+	w := g.rwait
+	for _, p := range g.top {
+		if p.kind != parallelNode || w.Float64() >= regionWaitsChance {
+			continue
+		}
+		if slices.ContainsFunc(p.all(), func(n *rnode) bool { return n != p && n.kind == parallelNode }) {
+			continue // (refused: see parwaits.go)
+		}
+		resting := func(reg *rnode) []*rnode {
+			var out []*rnode
+			for _, n := range reg.all() {
+				if n.kind == leafNode && !n.transient && (!n.final || n.parent == reg) {
+					out = append(out, n)
+				}
+			}
+			return out
+		}
+		for _, reg := range p.children {
+			if w.Float64() >= 0.6 {
+				continue
+			}
+			var can []*rnode
+			for _, n := range resting(reg) {
+				if !n.final {
+					can = append(can, n)
+				}
+			}
+			if len(can) == 0 {
+				continue
+			}
+			s := can[w.IntN(len(can))]
+			var to, ins []string
+			for _, n := range reg.all() {
+				if n.kind == leafNode && n != s && !n.transient {
+					to = append(to, n.name)
+				}
+			}
+			for _, other := range p.children {
+				if other != reg {
+					for _, n := range resting(other) {
+						ins = append(ins, "In("+n.name+")")
+					}
+				}
+			}
+			if len(to) == 0 {
+				continue
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "  - from: %s\n    guards:\n", s.name)
+			for range 1 + w.IntN(2) {
+				guard := ""
+				if len(ins) > 0 && w.Float64() < 0.4 {
+					guard = ins[w.IntN(len(ins))]
+				} else {
+					guard = g.newGuard()
+				}
+				fmt.Fprintf(&b, "      - if: %s\n        to: %s\n", guard, to[w.IntN(len(to))])
+				if w.Float64() < 0.5 {
+					fmt.Fprintf(&b, "        action: %s\n", g.actions[w.IntN(len(g.actions))])
+				}
+			}
+			g.rows = append(g.rows, b.String())
+		}
+	}
+}
+
+// regionWaitCharts logs, and returns, how many of the charts keys have
+// states that wait inside regions.
+func regionWaitCharts(t *testing.T, specs map[string]*generate.Result, keys []string) int {
+	t.Helper()
+	n := 0
+	for _, key := range keys {
+		if slices.ContainsFunc(specs[key].Machine.RegionLeaves(), func(s *fsm.State) bool { return s.Waits }) {
+			n++
+		}
+	}
+	t.Logf("%d of %d charts have states that wait inside regions", n, len(keys))
+	return n
+}

@@ -1,0 +1,70 @@
+package fsm
+
+import (
+	"slices"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
+)
+
+// This file checks the states that wait inside the regions of a parallel
+// state (State.Waits on a region's leaf): their eventless rules are
+// tested after every step that leaves the machine in the parallel state,
+// with the eventless rules of the transient states of every region, as
+// one microstep (SCXML 1.0 §3.13; see eventless and emit's waitMethod).
+// It refuses, naming them, the shapes fsmgen does not write them in yet.
+
+// waitRefusals reports the states that wait inside regions where fsmgen
+// does not write them, and whether it reported any: in a region of a
+// parallel state inside another's region, or beside one; in a region of
+// the initial state (New would test them), or of a parallel state whose
+// done transition may rest with every region final, or whose regions
+// defer events; and where a history may resume them.
+func waitRefusals(m *Machine, diags *diag.List) bool {
+	refused := false
+	for _, p := range m.States {
+		if p.Regions == nil || p.Region != nil || !p.WaitsIn() {
+			continue
+		}
+		for _, reg := range p.Flat {
+			for _, s := range reg.Leaves {
+				if s.Waits {
+					if why := waitShape(m, p, reg, s); why != "" {
+						refused = true
+						diags.Errorf(s.Pos, "state %s waits on eventless transitions inside region %s of parallel state %s, and %s: fsmgen does not write a state that waits there yet; name the event that moves %s", s.Name, reg.Root.Name, p.Name, why, s.Name)
+					}
+				}
+			}
+		}
+	}
+	return refused
+}
+
+// waitShape returns why fsmgen does not write state s, which waits in
+// region reg of parallel state p; "" when it does.
+func waitShape(m *Machine, p *State, reg *Region, s *State) string {
+	switch {
+	case reg.Host != nil || reg.Group != nil:
+		return "that region belongs to a parallel state inside a region of " + p.Name
+	case len(p.Flat) != len(p.Regions) || slices.ContainsFunc(p.Regions, func(r *Region) bool {
+		return slices.ContainsFunc(r.Leaves, func(l *State) bool { return l.Regions != nil })
+	}):
+		return "a region of " + p.Name + " holds a parallel state"
+	case p == m.Initial && reg.Initial == s:
+		return p.Name + " is the initial state and " + s.Name + " the region's initial state (New would test its transitions)"
+	case p.RestsFinal():
+		return "the done transition of " + p.Name + " may rest with every region final (its guards end without else)"
+	case slices.ContainsFunc(p.Flat, func(r *Region) bool {
+		return slices.ContainsFunc(r.Rules, func(x *Rule) bool { return x.Kind == Defer })
+	}):
+		return "a region of " + p.Name + " defers events"
+	}
+	for _, h := range m.Histories {
+		switch {
+		case h.Region == reg && h.Contains(s):
+			return "the history of " + h.Name + " may resume it"
+		case h.Region == nil && h.History == HistoryDeep && h.Contains(p):
+			return "the deep history of " + h.Name + " may resume it"
+		}
+	}
+	return ""
+}

@@ -214,7 +214,7 @@ func (d *differ) regionLeaves(p *fsm.State, o, n *fsm.Region) {
 				d.restsFinal(os, ns)
 				d.doneGained(os, ns, fmt.Sprintf("%s with region %s in %s and every region of %s", p.Name, n.Root.Name, os.Name, os.Name))
 			}
-			if !os.Settles() && ns.Eventless() {
+			if !os.Settles() && ns.Eventless() && !ns.Waits {
 				// What its choice does is compared as a rule; what it
 				// does to saved machines is here.
 				c := &Change{Subject: "state " + ns.Name, What: "made transient", Old: os.Pos, New: ns.Pos}

@@ -110,6 +110,9 @@ func (g *goGen) genMachine() {
 	if ini.Waits {
 		newDoc += fmt.Sprintf(" Then it tests the eventless rules of %s, which waits, and takes the first whose guard holds, handing out its actions too (no observer sees that step: New returns before one can be set).", ini.Name)
 	}
+	if waitsAt(ini) && !ini.Waits {
+		newDoc += fmt.Sprintf(" Then it tests the eventless rules of the states of %s's regions that wait, and takes those whose guards hold, a microstep at a time, handing out their actions too (no observer sees those steps: New returns before one can be set).", ini.Name)
+	}
 	if len(checks) > 0 {
 		newDoc += " It fails when c lacks what the machine needs."
 	}
@@ -117,6 +120,9 @@ func (g *goGen) genMachine() {
 	newBody := append(storeState(ini, jen.Id("c").Dot("Initial")), g.startBody()...)
 	if ini.Waits {
 		newBody = append(newBody, jen.If(jen.Err().Op(":=").Id("m").Dot(leaveMethod(ini)).Call(), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
+	}
+	if waitsAt(ini) && !ini.Waits {
+		newBody = append(newBody, jen.If(jen.Err().Op(":=").Id("m").Dot(waitMethod(ini)).Call(), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
 	}
 	if len(newBody) == 0 {
 		newBody = []jen.Code{jen.Return(jen.Id("fsmNew").Call(jen.Id("c"), jen.Id(ini.KindName)))}

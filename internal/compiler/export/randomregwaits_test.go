@@ -2,6 +2,7 @@ package export_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -12,20 +13,29 @@ import (
 
 // regionWaitsChance is the chance that a parallel state outside regions
 // of a random chart gets states that wait inside its regions (see
-// regionWaits).
-const regionWaitsChance = 0.5
+// regionWaits): one in two, or, with FSMGEN_RANDOM_REGION_WAITS set,
+// that many in a hundred.
+var regionWaitsChance = func() float64 {
+	var n int
+	if _, err := fmt.Sscan(os.Getenv("FSMGEN_RANDOM_REGION_WAITS"), &n); err != nil {
+		return 0.5
+	}
+	return float64(n) / 100
+}()
 
 // regionWaits draws states that wait inside the regions of the random
 // chart's top-level parallel states (docs/spec.md, "States that wait
 // inside regions"), from a stream of its own (chartGen.rwait), after
 // everything else, so a chart without them is the seed's before they
 // were drawn. In a parallel state with no parallel state inside it, each
-// region may get one: a leaf that is neither final nor transient, whose
+// region may get one: a leaf that is neither final nor transient, nor
+// inside a state with a history in the region, whose
 // eventless rows are one or two branches, each guarded by a guard of its
 // own or by In() of a resting leaf of another region, to another leaf of
-// its region (a final one too). Loops through the region's transient
-// states, histories that may resume it and the other shapes fsmgen does
-// not write yet are left to the checker, which refuses them; XState's
+// its region (a final one too). Parallel states inside the regions and a
+// done transition whose guards end without else, which fsmgen refuses
+// beside them, are left out; loops through the region's transient states
+// are left to the checker, which refuses them; XState's
 // export refuses states that wait in two regions (see waitOrder), SCXML's
 // writes them.
 func (g *chartGen) regionWaits() {
@@ -34,7 +44,8 @@ func (g *chartGen) regionWaits() {
 		if p.kind != parallelNode || w.Float64() >= regionWaitsChance {
 			continue
 		}
-		if slices.ContainsFunc(p.all(), func(n *rnode) bool { return n != p && n.kind == parallelNode }) {
+		if slices.ContainsFunc(p.all(), func(n *rnode) bool { return n != p && n.kind == parallelNode }) || p.mustRest ||
+			len(p.doneIf) > 0 && !slices.ContainsFunc(p.doneIf, func(a arm) bool { return a.guard == "" }) {
 			continue // (refused: see parwaits.go)
 		}
 		resting := func(reg *rnode) []*rnode {
@@ -52,7 +63,11 @@ func (g *chartGen) regionWaits() {
 			}
 			var can []*rnode
 			for _, n := range resting(reg) {
-				if !n.final {
+				remembered := false // by a history inside the region (refused)
+				for a := n.parent; a != nil && a != p; a = a.parent {
+					remembered = remembered || a.history != ""
+				}
+				if !n.final && !remembered {
 					can = append(can, n)
 				}
 			}

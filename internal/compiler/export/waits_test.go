@@ -70,18 +70,23 @@ func newRules(t *testing.T, m *fsm.Machine, g goResult) []goRule {
 	t.Helper()
 	var out []goRule
 	answers := g.Guards
+	// holds answers guard r of New's step: In(State) from the regions'
+	// leaves cfg, the others from the answers, in order.
+	holds := func(r *fsm.Rule, cfg []*fsm.State) bool {
+		if r.Guard.In != nil {
+			return r.Guard.In.Contains(cfg[r.Guard.In.Region.Index])
+		}
+		require.NotEmpty(t, answers, "%s: New tested fewer guards than its rules ask", m.Name)
+		require.Equal(t, r.Guard.Name, answers[0].Guard, "%s: the guard New tested", m.Name)
+		yes := answers[0].Answer
+		answers = answers[1:]
+		return yes
+	}
+	var last *fsm.Rule
 	for s := m.Initial; s != nil && s.Choice != nil && (s.Waits || s.Transient || s.Rests()); {
 		var took *fsm.Rule
 		for _, r := range s.Choice.Rules {
-			if r.Guard == nil {
-				took = r
-				break
-			}
-			require.NotEmpty(t, answers, "%s: New tested fewer guards than its rules ask", m.Name)
-			require.Equal(t, r.Guard.Name, answers[0].Guard, "%s: the guard New tested", m.Name)
-			holds := answers[0].Answer
-			answers = answers[1:]
-			if holds {
+			if r.Guard == nil || holds(r, nil) {
 				took = r
 				break
 			}
@@ -90,7 +95,71 @@ func newRules(t *testing.T, m *fsm.Machine, g goResult) []goRule {
 			break
 		}
 		out = append(out, goRule{Rule: took.Index, From: s.Name})
-		s = took.To
+		s, last = took.To, took
+	}
+	switch {
+	case last != nil && last.To != nil && last.To.Regions != nil && last.To.WaitsIn():
+		// The rule entered a parallel state whose regions have states
+		// that wait: New tests their eventless rules too, a microstep at
+		// a time (see newRegionRules).
+		cfg := make([]*fsm.State, len(m.Regions))
+		for _, reg := range last.To.Flat {
+			cfg[reg.Index] = last.EnteredLeaf(reg)
+		}
+		out = append(out, newRegionRules(last.To, cfg, holds)...)
+	case m.Initial.Regions != nil && m.Initial.WaitsIn():
+		// The initial state is such a parallel state.
+		cfg := make([]*fsm.State, len(m.Regions))
+		for _, reg := range m.Initial.Flat {
+			cfg[reg.Index] = reg.Initial
+		}
+		out = append(out, newRegionRules(m.Initial, cfg, holds)...)
 	}
 	return out
+}
+
+// newRegionRules returns the eventless rules of the regions of parallel
+// state p, entered in New's step in the leaves cfg, as the generated
+// waitP takes them: each microstep, every region in a transient state or
+// a state that waits picks the first rule whose guard holds (asked with
+// holds before anything moves), then they all move; until none picks
+// one. A rule that leaves p, picked where no region before its own picked
+// one, ends them; one picked after is dropped.
+func newRegionRules(p *fsm.State, cfg []*fsm.State, holds func(*fsm.Rule, []*fsm.State) bool) []goRule {
+	var out []goRule
+	for {
+		var picked []*fsm.Rule
+		var regs []*fsm.Region
+		for _, reg := range p.Flat {
+			l := cfg[reg.Index]
+			if !l.Eventless() {
+				continue
+			}
+			var took *fsm.Rule
+		chain:
+			for c := l.Choice; c != nil && !c.Out(); c = c.Fallback {
+				for _, x := range c.Rules {
+					if x.Guard == nil || holds(x, cfg) {
+						took = x
+						break chain
+					}
+				}
+			}
+			if took != nil {
+				picked, regs = append(picked, took), append(regs, reg)
+			}
+		}
+		if len(picked) == 0 {
+			return out
+		}
+		if picked[0].Leaves != nil {
+			return append(out, goRule{Rule: picked[0].Leaves.Index, From: p.Name})
+		}
+		for i, x := range picked {
+			if x.Leaves == nil {
+				out = append(out, goRule{Rule: x.Index, From: p.Name})
+				cfg[regs[i].Index] = x.To
+			}
+		}
+	}
 }

@@ -196,6 +196,9 @@ func (e *entering) refusal(to spec.String, r *specRegion, p string, inward bool)
 		if h.History.Value == "" {
 			return ": state " + name + " has no history to enter; add \"history: shallow\" or \"history: deep\" to " + name
 		}
+		if h.Parallel.Value && !inward {
+			return ": that is the history of parallel state " + name + " inside region " + r.root.Name.Value + ", whose regions' leaves fsmgen does not resume from outside " + p + " yet; target " + name + " itself, or lead a rule of region " + r.root.Name.Value + " into the history"
+		}
 		leaves = e.resumedLeaves(h)
 	} else {
 		leaves = []*spec.State{e.descend(e.states[to.Value])}

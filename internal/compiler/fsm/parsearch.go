@@ -122,6 +122,12 @@ func (m *Machine) parallelPaths(b *builder) {
 			next = append(next, regionWay{way: w, after: after})
 		}
 		advance(regionItem{n: start, cfg: cfg0, mem: mem0}, next)
+	} else if p := m.Initial; p.Regions != nil && slices.ContainsFunc(p.Flat, func(reg *Region) bool { return cfg0[reg.Index].Eventless() }) {
+		// New tests the eventless rules of the regions' initial states
+		// that wait: every path starts with that step (a way without an
+		// event).
+		w := &Way{From: p, To: p, Config: cfg0, Regional: true}
+		advance(regionItem{n: start, cfg: cfg0, mem: mem0}, m.settle(p, w, cfg0, nil))
 	} else {
 		seen[start] = true
 		queue = append(queue, regionItem{n: start, cfg: cfg0, mem: mem0})

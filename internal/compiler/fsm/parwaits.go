@@ -16,9 +16,9 @@ import (
 // waitRefusals reports the states that wait inside regions where fsmgen
 // does not write them, and whether it reported any: in a region of a
 // parallel state inside another's region, or beside one; in a region of
-// the initial state (New would test them), or of a parallel state whose
-// done transition may rest with every region final, or whose regions
-// defer events; and where a history may resume them.
+// a parallel state whose done transition may rest with every region
+// final, or whose regions defer events; and where a history inside the
+// region may resume them.
 func waitRefusals(m *Machine, diags *diag.List) bool {
 	refused := false
 	for _, p := range m.States {
@@ -49,8 +49,6 @@ func waitShape(m *Machine, p *State, reg *Region, s *State) string {
 		return slices.ContainsFunc(r.Leaves, func(l *State) bool { return l.Regions != nil })
 	}):
 		return "a region of " + p.Name + " holds a parallel state"
-	case p == m.Initial && reg.Initial == s:
-		return p.Name + " is the initial state and " + s.Name + " the region's initial state (New would test its transitions)"
 	case p.RestsFinal():
 		return "the done transition of " + p.Name + " may rest with every region final (its guards end without else)"
 	case slices.ContainsFunc(p.Flat, func(r *Region) bool {
@@ -59,11 +57,8 @@ func waitShape(m *Machine, p *State, reg *Region, s *State) string {
 		return "a region of " + p.Name + " defers events"
 	}
 	for _, h := range m.Histories {
-		switch {
-		case h.Region == reg && h.Contains(s):
+		if h.Region == reg && h.Contains(s) {
 			return "the history of " + h.Name + " may resume it"
-		case h.Region == nil && h.History == HistoryDeep && h.Contains(p):
-			return "the deep history of " + h.Name + " may resume it"
 		}
 	}
 	return ""

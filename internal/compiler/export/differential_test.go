@@ -43,8 +43,9 @@ type (
 		Fire  bool   `json:"fire,omitempty"`
 	}
 	goRule struct {
-		Rule int    `json:"rule"`
-		From string `json:"from"`
+		Rule  int    `json:"rule"`
+		From  string `json:"from"`
+		Asked int    `json:"asked"` // guards asked in the step before it
 	}
 	goResult struct {
 		Input  goInput `json:"input"`

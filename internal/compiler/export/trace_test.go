@@ -50,6 +50,7 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 	}
 	var exits, entries []string        // of the regions' rules of the step
 	var eventless map[*fsm.Region]bool // the regions of a microstep of eventless rules
+	asked := -1                        // the guards asked before its first rule
 	flush := func() {
 		out = append(append(out, exits...), entries...)
 		if len(exits)+len(entries) > 0 {
@@ -61,12 +62,17 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 		r := rules[st.Rule]
 		require.NotNil(t, r, "%s has no rule %d", m.Name, st.Rule)
 		if r.From != nil && r.From.Region != nil {
-			if r.Event == nil && r.Done == nil && (eventless == nil || eventless[r.From.Region]) {
-				// The eventless rules of the regions' transient states:
-				// a microstep after the one that entered them, each
-				// region once (SCXML 1.0 §3.13, macrostep).
+			if r.Event == nil && r.Done == nil && (eventless == nil || eventless[r.From.Region] || st.Asked > asked) {
+				// The eventless rules of the regions' transient states
+				// and states that wait: a microstep after the one that
+				// entered them, each region once (SCXML 1.0 §3.13,
+				// macrostep), asking every guard before its first rule
+				// fires: a guard asked since the microstep's first rule
+				// belongs to the next (a state that waits may stay in
+				// one microstep and move in the next).
 				flush()
 				eventless = map[*fsm.Region]bool{}
+				asked = st.Asked
 			}
 			if eventless != nil {
 				eventless[r.From.Region] = true

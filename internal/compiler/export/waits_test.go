@@ -82,6 +82,7 @@ func newRules(t *testing.T, m *fsm.Machine, g goResult) []goRule {
 		answers = answers[1:]
 		return yes
 	}
+	asked := func() int { return len(g.Guards) - len(answers) } // by New so far
 	var last *fsm.Rule
 	for s := m.Initial; s != nil && s.Choice != nil && (s.Waits || s.Transient || s.Rests()); {
 		var took *fsm.Rule
@@ -106,14 +107,14 @@ func newRules(t *testing.T, m *fsm.Machine, g goResult) []goRule {
 		for _, reg := range last.To.Flat {
 			cfg[reg.Index] = last.EnteredLeaf(reg)
 		}
-		out = append(out, newRegionRules(last.To, cfg, holds)...)
+		out = append(out, newRegionRules(last.To, cfg, holds, asked)...)
 	case m.Initial.Regions != nil && m.Initial.WaitsIn():
 		// The initial state is such a parallel state.
 		cfg := make([]*fsm.State, len(m.Regions))
 		for _, reg := range m.Initial.Flat {
 			cfg[reg.Index] = reg.Initial
 		}
-		out = append(out, newRegionRules(m.Initial, cfg, holds)...)
+		out = append(out, newRegionRules(m.Initial, cfg, holds, asked)...)
 	}
 	return out
 }
@@ -124,8 +125,9 @@ func newRules(t *testing.T, m *fsm.Machine, g goResult) []goRule {
 // a state that waits picks the first rule whose guard holds (asked with
 // holds before anything moves), then they all move; until none picks
 // one. A rule that leaves p, picked where no region before its own picked
-// one, ends them; one picked after is dropped.
-func newRegionRules(p *fsm.State, cfg []*fsm.State, holds func(*fsm.Rule, []*fsm.State) bool) []goRule {
+// one, ends them; one picked after is dropped. asked counts the guards
+// asked so far, which each rule records as an observed one does.
+func newRegionRules(p *fsm.State, cfg []*fsm.State, holds func(*fsm.Rule, []*fsm.State) bool, asked func() int) []goRule {
 	var out []goRule
 	for {
 		var picked []*fsm.Rule
@@ -152,12 +154,13 @@ func newRegionRules(p *fsm.State, cfg []*fsm.State, holds func(*fsm.Rule, []*fsm
 		if len(picked) == 0 {
 			return out
 		}
+		n := asked()
 		if picked[0].Leaves != nil {
-			return append(out, goRule{Rule: picked[0].Leaves.Index, From: p.Name})
+			return append(out, goRule{Rule: picked[0].Leaves.Index, From: p.Name, Asked: n})
 		}
 		for i, x := range picked {
 			if x.Leaves == nil {
-				out = append(out, goRule{Rule: x.Index, From: p.Name})
+				out = append(out, goRule{Rule: x.Index, From: p.Name, Asked: n})
 				cfg[regs[i].Index] = x.To
 			}
 		}

@@ -66,10 +66,13 @@ type Answer struct {
 	Answer bool   `json:"answer"`
 }
 
-// Rule is a rule fired, and the leaf it fired in.
+// Rule is a rule fired, the leaf it fired in, and how many guards the
+// step had asked before it (which tells the microsteps of eventless rules
+// apart: each asks its guards before any of its rules fires).
 type Rule struct {
-	Rule int    `json:"rule"`
-	From string `json:"from"`
+	Rule  int    `json:"rule"`
+	From  string `json:"from"`
+	Asked int    `json:"asked"`
 }
 
 // SavedTimer is a running timer as Save writes it.
@@ -107,7 +110,7 @@ func (d *Driver) Effect(name string) { d.cur.Effects = append(d.cur.Effects, nam
 
 // Step records a rule fired.
 func (d *Driver) Step(rule int, from string) {
-	d.cur.Rules = append(d.cur.Rules, Rule{rule, from})
+	d.cur.Rules = append(d.cur.Rules, Rule{rule, from, len(d.cur.Guards)})
 }
 
 // Main reads the walks from the file named by os.Args[1], runs them and

@@ -47,10 +47,10 @@ func rejected(m *fsm.Machine, r goResult) bool {
 // step's event (see run.cjs), as it selects eventless transitions first,
 // where the Go machine (and SCXML 1.0 §3.13) tested them at the end of the
 // step before; either target after a rejected event (see rejected);
-// XState again after an internal event that enabled nothing, such as the
-// done event of a parallel state the step left, nothing having moved since
-// the guard answered false (see run.mjs). Only the guards of states that
-// wait may be asked so.
+// either again after an internal event that enabled nothing, such as the
+// done event of a parallel state the step left or of a region that ended,
+// nothing having moved since the guard answered false (see run.mjs and
+// run.cjs). Only the guards of states that wait may be asked so.
 func earlyGuards(t *testing.T, tg target, m *fsm.Machine, name string, early []string) bool {
 	t.Helper()
 	ok := true

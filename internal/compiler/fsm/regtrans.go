@@ -141,11 +141,8 @@ func (m *Machine) settleWay(w *Way, cfg []*State) []*Way {
 	if w.To == nil || w.To.Regions == nil || !enters(w, w.To) && !keepsWaiting(w) {
 		return []*Way{w}
 	}
-	var after []*State
-	switch {
-	case !enters(w, w.To):
-		after = w.Config
-	default:
+	after := w.Config // kept (see keepsWaiting)
+	if enters(w, w.To) {
 		after = m.enteredConfig(w)
 	}
 	if w.Resumed != nil {

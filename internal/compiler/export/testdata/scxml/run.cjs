@@ -29,7 +29,10 @@ function prepare(spec, ctx) {
 // function that runs one walk on it. The guards, effects and delays the
 // document calls record into the walk that runs.
 async function machineRunner(spec) {
-  const cur = { rec: null, answers: [], names: [], given: {}, failure: null, waiting: new Set(spec.waiting ?? []) };
+  const cur = { rec: null, answers: [], names: [], given: {}, failure: null, waiting: new Set(spec.waiting ?? []), restedAt: new Map() };
+  // restedAt: for each guard of a state that waits that answered false in
+  // this step, how far the step had got then (see below).
+  const progress = () => `${cur.rec.trace.length}:${cur.rec.calls.length}`;
   const fail = (msg) => { cur.failure = cur.failure ?? msg; };
   const ctx = {};
   for (const name of spec.effects ?? []) ctx[name] = () => { cur.rec.calls.push(name); };
@@ -52,11 +55,22 @@ async function machineRunner(spec) {
         cur.rec.early.push(name);
         return false;
       }
+      if (cur.waiting.has(name) && cur.names[0] !== name && cur.restedAt.get(name) === progress()) {
+        // SCION, as XState, selects the eventless transitions again
+        // after every internal event it takes, a done event of a region
+        // that enables nothing among them; the Go machine drops such an
+        // event and tests nothing. Nothing was entered, exited or run
+        // since the guard answered false in this step, and it is pure:
+        // false again.
+        cur.rec.early.push(name);
+        return false;
+      }
       if (cur.names.length > 0 && cur.names[0] === name) {
         cur.names.shift();
         const a = cur.answers.shift();
         cur.given[name] = a;
         cur.rec.guards.push(name);
+        if (!a && cur.waiting.has(name)) cur.restedAt.set(name, progress());
         return a;
       }
       // SCXML offers an event to a parallel state's own transitions once
@@ -176,6 +190,7 @@ function runWalk(fnModel, cur, fail, walk) {
   cur.answers = [...(walk.start ?? [])];
   cur.names = [...(walk.startNames ?? [])];
   cur.given = {};
+  cur.restedAt = new Map();
   cur.early = false;
   sc.start();
   if (cur.answers.length > 0) fail(`${cur.answers.length} guard answers of New left unused`);
@@ -185,6 +200,7 @@ function runWalk(fnModel, cur, fail, walk) {
     cur.answers = [...(step.guards ?? [])];
     cur.names = [...(step.names ?? [])];
     cur.given = {};
+    cur.restedAt = new Map();
     cur.early = true;
     cur.rejected = step.rejected ?? false;
     if (step.timer) {

@@ -249,6 +249,21 @@ func (g *goGen) entrySettle(r *fsm.Rule) []jen.Code {
 			regs = append(regs, reg)
 		}
 	}
+	if settles && !hasEventless(p) && !mixed(p) {
+		// Done transitions only: those of the regions whose entered leaf
+		// completes a composite state, the regions of a parallel state
+		// inside a region among them (the region around it has no settle
+		// method of its own when none of its leaves completes one).
+		var done []*fsm.Region
+		for _, reg := range p.Flat {
+			if completes(r.EnteredLeaf(reg)) || slices.Contains(rests, reg) {
+				done = append(done, reg)
+			}
+		}
+		if len(done) > 0 {
+			regs = done
+		}
+	}
 	// Every region of p, or of a parallel state nested in it with a done
 	// transition, may end in the step that enters it.
 	ends := settles && slices.ContainsFunc(p.DoneOrder(), func(q *fsm.State) bool {

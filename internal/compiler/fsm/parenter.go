@@ -353,8 +353,15 @@ func (m *Machine) enteredConfig(w *Way) []*State {
 	var into *Run
 	for _, r := range w.Rules {
 		for _, run := range r.Entries {
-			if run.Into != nil && run.State == w.To {
-				into = run
+			if run.State == w.To {
+				// The last rule that enters w.To decides: one into a
+				// state inside it (Run.Into), or through its regions'
+				// initial states (a done transition that leads back
+				// into it, say, after a rule into a state inside it).
+				into = nil
+				if run.Into != nil {
+					into = run
+				}
 			}
 		}
 	}

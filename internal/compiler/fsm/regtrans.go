@@ -256,6 +256,12 @@ func (w *Way) restsIn() []*State {
 	if w.head == nil {
 		return w.Resumed
 	}
+	if w.Final != nil {
+		// The parallel state's done transition left it, and the step
+		// entered it anew (through a state that waits outside, say):
+		// its regions are where that entered them, not said here.
+		return nil
+	}
 	cfg := slices.Clone(w.entered)
 	for i, r := range w.Rules[len(w.head.Rules):] {
 		if i < len(w.moved) && r.To != nil {

@@ -2,6 +2,7 @@ package export_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -48,9 +49,10 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 	for _, r := range m.AllRules() {
 		rules[r.Index] = r
 	}
-	var exits, entries []string        // of the regions' rules of the step
-	var eventless map[*fsm.Region]bool // the regions of a microstep of eventless rules
-	asked := -1                        // the guards asked before its first rule
+	var exits, entries []string          // of the regions' rules of the step
+	var eventless map[*fsm.Region]bool   // the regions of a microstep of eventless rules
+	asked := -1                          // the guards asked before its first rule
+	var start map[*fsm.Region]*fsm.State // the regions' leaves when it began
 	flush := func() {
 		out = append(append(out, exits...), entries...)
 		if len(exits)+len(entries) > 0 {
@@ -62,17 +64,20 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 		r := rules[st.Rule]
 		require.NotNil(t, r, "%s has no rule %d", m.Name, st.Rule)
 		if r.From != nil && r.From.Region != nil {
-			if r.Event == nil && r.Done == nil && (eventless == nil || eventless[r.From.Region] || st.Asked > asked) {
+			if r.Event == nil && r.Done == nil && (eventless == nil || eventless[r.From.Region] || st.Asked > asked || !pickedIn(r, start)) {
 				// The eventless rules of the regions' transient states
 				// and states that wait: a microstep after the one that
 				// entered them, each region once (SCXML 1.0 §3.13,
 				// macrostep), asking every guard before its first rule
-				// fires: a guard asked since the microstep's first rule
+				// fires, and answering In(State) from the leaves it
+				// began in: a guard asked since the microstep's first
+				// rule, or an In(State) those leaves answer otherwise,
 				// belongs to the next (a state that waits may stay in
 				// one microstep and move in the next).
 				flush()
 				eventless = map[*fsm.Region]bool{}
 				asked = st.Asked
+				start = maps.Clone(cfg)
 			}
 			if eventless != nil {
 				eventless[r.From.Region] = true
@@ -448,4 +453,30 @@ func walkText(steps []goResult) string {
 		fmt.Fprintf(&b, " -> %s\n", g.Leaf)
 	}
 	return b.String()
+}
+
+// pickedIn reports whether eventless rule r of a region's state could be
+// picked in a microstep that began with the regions' leaves start: its
+// In(State) guard holds there, and none of the In(State) guards of the
+// branches before it in its state's chain does (nil start: any).
+func pickedIn(r *fsm.Rule, start map[*fsm.Region]*fsm.State) bool {
+	if start == nil {
+		return true
+	}
+	in := func(x *fsm.Rule) bool { return x.Guard.In.Contains(start[x.Guard.In.Region]) }
+	l := start[r.From.Region]
+	if l == nil || l.Choice == nil {
+		return r.Guard == nil || r.Guard.In == nil || in(r)
+	}
+	for c := l.Choice; c != nil && !c.Out(); c = c.Fallback {
+		for _, x := range c.Rules {
+			if x == r {
+				return x.Guard == nil || x.Guard.In == nil || in(x)
+			}
+			if x.Guard != nil && x.Guard.In != nil && in(x) {
+				return false // x would have been picked
+			}
+		}
+	}
+	return true
 }

@@ -194,6 +194,9 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 	if finalLoop(m, diags) {
 		return // the paths would resume the history without end
 	}
+	if eventlessLoops(m, diags) {
+		return // the paths would follow the loop without end (see parloops.go)
+	}
 	m.parallelWays()
 	b := &builder{m: m}
 	m.parallelPaths(b)

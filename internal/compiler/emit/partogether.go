@@ -151,11 +151,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		if !moves {
 			take = []jen.Code{core().Dot("Start").Call(jen.Id(local("t", takers[0])), jen.Id(p.KindName))}
 			if len(takers) > 1 {
-				var ts []jen.Code
-				for _, reg := range takers {
-					ts = append(ts, jen.Id(local("t", reg)))
-				}
-				take = []jen.Code{core().Dot("IgnoreAll").Call(ts...)}
+				take = []jen.Code{core().Dot("IgnoreAll").Call(picks(takers)...)}
 			}
 			take = append(take, jen.Return(jen.Id("m").Dot(waitMethod(p)).Call()))
 		}
@@ -164,11 +160,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 			// Every region with a rule for the event ignores it.
 			take = []jen.Code{jen.Return(core().Dot("Ignore").Call(jen.Id(local("t", takers[0]))))}
 			if len(takers) > 1 {
-				var ts []jen.Code
-				for _, reg := range takers {
-					ts = append(ts, jen.Id(local("t", reg)))
-				}
-				take = []jen.Code{jen.Return(core().Dot("IgnoreAll").Call(ts...))}
+				take = []jen.Code{jen.Return(core().Dot("IgnoreAll").Call(picks(takers)...))}
 			}
 		} else {
 			// No region took a transition: the regions' ignores, told
@@ -263,6 +255,16 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		out = append(out, jen.If(some).Block(take...))
 	}
 	return g.regionsTail(out, at, picked, leaving, from, inv, e, held)
+}
+
+// picks returns the locals that hold the rules regions regs picked, in
+// order: tPlayback, tVolume.
+func picks(regs []*fsm.Region) []jen.Code {
+	var out []jen.Code
+	for _, reg := range regs {
+		out = append(out, jen.Id(local("t", reg)))
+	}
+	return out
 }
 
 // regionsTail ends regionsTogether's code out: a deferral when held, and

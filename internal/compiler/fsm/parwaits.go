@@ -53,7 +53,7 @@ func waitShape(m *Machine, p *State, reg *Region, s *State) string {
 		return "the done transition of " + p.Name + " may rest with every region final (its guards end without else)"
 	case slices.ContainsFunc(m.AllRules(), func(x *Rule) bool { return x.Kind == Defer }):
 		// (Recall after a step of the regions, beside their eventless
-		// rules, is not written for them yet.)
+		// rules, is not tried with them yet.)
 		return "the machine defers events"
 	}
 	for _, h := range m.Histories {

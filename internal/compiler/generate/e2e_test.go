@@ -3,11 +3,13 @@ package generate_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,81 +54,123 @@ var proxy string
 const tempGoFlags = "-mod=mod -trimpath"
 
 // TestEndToEnd generates each golden spec (a traffic light, a TCP
-// connection, hostile docs) into a temporary module with the archive's
-// hand-written files, and runs go vet and go test there: the generated
-// code must compile, vet clean, and pass its own generated tests.
+// connection, hostile docs) into a package of one temporary module, with
+// the archive's hand-written files, and runs go vet and go test there: the
+// generated code must compile, vet clean, and pass its own generated
+// tests. One go test builds and runs every golden's package (the go
+// command's start, its module loading and the dependencies' cache checks
+// once, not once a golden: about half the processor time;
+// docs/performance.md); each golden's verdict is its package's.
+// -run 'TestEndToEnd/NAME$' generates and tests that golden alone.
 func TestEndToEnd(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("builds temporary modules")
+		t.Skip("builds a temporary module")
 	}
 	archives, err := filepath.Glob("../emit/testdata/golden/*.txtar")
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(archives), 2)
+	dir := t.TempDir()
+	const module = "example.com"
+	requireCheckout(t, dir, module)
+	// files counts a golden package's Go files: the generated file and the
+	// hand-written ones beside it, the generated tests and hand-written
+	// ones.
+	type files struct{ code, tests int }
+	want := map[string]files{}
 	for _, path := range archives {
 		name := strings.TrimSuffix(filepath.Base(path), ".txtar")
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			ar, err := txtar.ParseFile(path)
+			pkgDir, files := goldenPackage(t, filepath.Join(dir, name), path)
+			rel, err := filepath.Rel(dir, pkgDir)
 			require.NoError(t, err)
-			dir := t.TempDir()
-			requireCheckout(t, dir, "example.com/"+name)
-			// The spec and the hand-written Go files beside it; the golden
-			// outputs (named *_gen*) are generated afresh.
-			handWritten, handTests := 0, 0
-			for _, f := range ar.Files {
-				if f.Name != "spec.yaml" && (!strings.HasSuffix(f.Name, ".go") || strings.Contains(f.Name, "_gen")) {
-					continue
-				}
-				switch {
-				case strings.HasSuffix(f.Name, "_test.go"):
-					handTests++ // a test of the generated package's behaviour
-				case f.Name != "spec.yaml":
-					handWritten++
-				}
-				p := filepath.Join(dir, filepath.FromSlash(f.Name))
-				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-				require.NoError(t, os.WriteFile(p, f.Data, 0o644))
-			}
-			res, err := generate.Load(filepath.Join(dir, "spec.yaml"))
-			require.NoError(t, err)
-			require.NotNil(t, res.Machine, "%s", res.Diags)
-			wrote, err := generate.Write(res.Outputs)
-			require.NoError(t, err)
-			require.Len(t, wrote, len(res.Outputs))
-			tests := handTests
-			for _, o := range res.Outputs {
-				if strings.HasSuffix(o.Path, "_test.go") {
-					tests++
-				}
-			}
-
-			// Every vet check (go vet's, not go test's few), then the
-			// tests: one go command, which vets and compiles at once.
-			out := goIn(t, dir, "test", "-vet=all", "-count=1", "-cover", "./...")
-			assertCoverage(t, out, 90)
-			// No spec text became a build constraint or a directive: every
-			// file stays in the build, nothing is ignored, embedded or
-			// generated (one go list for every package, and go generate's
-			// own test for a directive: a line that starts with it).
-			listed := goIn(t, dir, "list", "-f", "{{.Dir}} {{len .GoFiles}} {{len .TestGoFiles}}+{{len .XTestGoFiles}} {{len .IgnoredGoFiles}} {{len .EmbedPatterns}} {{len .TestEmbedPatterns}}", "./...")
-			for line := range strings.Lines(listed) {
-				var pkg string
-				var code, internal, external, ignored, embeds, testEmbeds int
-				_, err := fmt.Sscanf(line, "%s %d %d+%d %d %d %d", &pkg, &code, &internal, &external, &ignored, &embeds, &testEmbeds)
-				require.NoError(t, err, "go list: %s", line)
-				assert.Equal(t, []int{1 + handWritten, tests, 0, 0, 0}, []int{code, internal + external, ignored, embeds, testEmbeds},
-					"%s: go files, test files, ignored files, embed patterns", pkg)
-				goFiles, err := filepath.Glob(filepath.Join(pkg, "*.go"))
-				require.NoError(t, err)
-				for _, f := range goFiles {
-					b, err := os.ReadFile(f)
-					require.NoError(t, err)
-					assert.NotRegexp(t, `(?m)^//go:generate`, string(b), "%s: no go:generate line in generated files", f)
-				}
-			}
+			want[module+"/"+filepath.ToSlash(rel)] = files
 		})
 	}
+	if len(want) == 0 {
+		return // -run selected no golden
+	}
+	pkgs := slices.Sorted(maps.Keys(want))
+	// Every vet check (go vet's, not go test's few), then the tests: one
+	// go command, which vets and compiles at once. It fails when any
+	// package does; each package's events say which.
+	out, testErr := goRun(t, tempGoFlags, dir, append([]string{"test", "-json", "-vet=all", "-count=1", "-cover"}, pkgs...)...)
+	results, stray := testResults(out)
+	// No spec text became a build constraint or a directive: every file
+	// stays in the build, nothing is ignored, embedded or generated (one
+	// go list for every package, and go generate's own test for a
+	// directive: a line that starts with it).
+	listed := goIn(t, dir, append([]string{"list", "-f", "{{.ImportPath}} {{.Dir}} {{len .GoFiles}} {{len .TestGoFiles}}+{{len .XTestGoFiles}} {{len .IgnoredGoFiles}} {{len .EmbedPatterns}} {{len .TestEmbedPatterns}}"}, pkgs...)...)
+	for line := range strings.Lines(listed) {
+		var pkg, pkgDir string
+		var code, internal, external, ignored, embeds, testEmbeds int
+		_, err := fmt.Sscanf(line, "%s %s %d %d+%d %d %d %d", &pkg, &pkgDir, &code, &internal, &external, &ignored, &embeds, &testEmbeds)
+		require.NoError(t, err, "go list: %s", line)
+		assert.Equal(t, []int{want[pkg].code, want[pkg].tests, 0, 0, 0}, []int{code, internal + external, ignored, embeds, testEmbeds},
+			"%s: go files, test files, ignored files, embed patterns", pkg)
+		goFiles, err := filepath.Glob(filepath.Join(pkgDir, "*.go"))
+		require.NoError(t, err)
+		for _, f := range goFiles {
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			assert.NotRegexp(t, `(?m)^//go:generate`, string(b), "%s: no go:generate line in generated files", f)
+		}
+	}
+	failed := false
+	for _, pkg := range pkgs {
+		r := results[pkg]
+		if !assert.True(t, r.passed, "%s: go vet and go test failed:\n%s%s", pkg, r.output, stray) {
+			failed = true
+			continue
+		}
+		assertCoverage(t, r.output, 90)
+	}
+	if testErr != nil && !failed {
+		t.Errorf("go test failed, though every package passed: %v\n%s", testErr, stray)
+	}
+}
+
+// goldenPackage writes the spec of golden archive path and the
+// hand-written Go files beside it into folder dir, generates the spec
+// there, and returns the generated package's folder and how many Go files
+// and test files it should have: the golden outputs (named *_gen*) are
+// generated afresh.
+func goldenPackage(t *testing.T, dir, path string) (pkgDir string, want struct{ code, tests int }) {
+	t.Helper()
+	ar, err := txtar.ParseFile(path)
+	require.NoError(t, err)
+	handWritten := 0
+	for _, f := range ar.Files {
+		if f.Name != "spec.yaml" && (!strings.HasSuffix(f.Name, ".go") || strings.Contains(f.Name, "_gen")) {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(f.Name, "_test.go"):
+			want.tests++ // a test of the generated package's behaviour
+		case f.Name != "spec.yaml":
+			handWritten++
+		}
+		p := filepath.Join(dir, filepath.FromSlash(f.Name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, f.Data, 0o644))
+	}
+	res, err := generate.Load(filepath.Join(dir, "spec.yaml"))
+	require.NoError(t, err)
+	require.NotNil(t, res.Machine, "%s", res.Diags)
+	wrote, err := generate.Write(res.Outputs)
+	require.NoError(t, err)
+	require.Len(t, wrote, len(res.Outputs))
+	for _, o := range res.Outputs {
+		switch {
+		case strings.HasSuffix(o.Path, "_test.go"):
+			want.tests++
+		case strings.HasSuffix(o.Path, ".go"):
+			pkgDir = filepath.Dir(o.Path)
+		}
+	}
+	require.NotEmpty(t, pkgDir, "a generated Go file")
+	want.code = 1 + handWritten
+	return pkgDir, want
 }
 
 // assertCoverage checks that every package go test reported on covers at
@@ -279,12 +323,20 @@ func goIn(t *testing.T, dir string, args ...string) string {
 // goWith is goIn with GOFLAGS flags.
 func goWith(t *testing.T, flags, dir string, args ...string) string {
 	t.Helper()
+	out, err := goRun(t, flags, dir, args...)
+	require.NoError(t, err, "go %s in %s:\n%s", strings.Join(args, " "), dir, out)
+	return out
+}
+
+// goRun runs the go command as goWith does and returns its output and
+// error, for the caller to judge.
+func goRun(t *testing.T, flags, dir string, args ...string) (string, error) {
+	t.Helper()
 	cmd := exec.CommandContext(goContext(t), "go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOFLAGS="+flags, "GOPROXY=off", "GOWORK=off", "GOSUMDB=off")
 	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go %s in %s:\n%s", strings.Join(args, " "), dir, out)
-	return string(out)
+	return string(out), err
 }
 
 // goContext bounds the go commands a test runs by the test's own deadline

@@ -167,7 +167,7 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 							resumed[reg] = finals[0]
 						}
 					}
-					if lr := rules[later.Rule]; lr != nil && lr.From == run.State && lr.Event == nil && completionOf(run.State, lr) {
+					if lr := rules[later.Rule]; lr != nil && lr.From == run.State && lr.Event == nil && lr.Done == run.State {
 						// The parallel state's done transition follows:
 						// every region but those a rule moved since was
 						// resumed final (the charts give each region one
@@ -480,17 +480,4 @@ func pickedIn(r *fsm.Rule, start map[*fsm.Region]*fsm.State) bool {
 		}
 	}
 	return true
-}
-
-// completionOf reports whether rule r is parallel state p's done
-// transition, or one of its variants into a history (which do not
-// carry Rule.Done).
-func completionOf(p *fsm.State, r *fsm.Rule) bool {
-	if r.Done == p {
-		return true
-	}
-	if p.Completion == nil {
-		return false
-	}
-	return slices.ContainsFunc(p.Completion.Rules, func(x *fsm.Rule) bool { return slices.Contains(x.Variants, r) })
 }

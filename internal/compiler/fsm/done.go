@@ -170,9 +170,7 @@ func (b *builder) doneRows() {
 		if rules == nil {
 			continue
 		}
-		for _, r := range rules {
-			r.Done = s.Completes
-		}
+		completes(rules, s.Completes)
 		if prev := b.eventless[s.Index]; prev != nil {
 			b.errorf(prev.pos, "final state %s is left by the done transition of %s (%s): it has no transitions of its own", s.Name, s.Completes.Name, d.Pos)
 			continue
@@ -192,10 +190,19 @@ func (b *builder) parallelDoneRows(s *State) {
 	}
 	t := &spec.Transition{Pos: d.Pos, Outcome: d.Outcome, Guards: d.Guards}
 	rules := b.rowRules(t, s, nil)
-	for _, r := range rules {
-		r.Done = s
-	}
+	completes(rules, s)
 	if rules != nil {
 		b.eventless[s.Index] = &pending{rules: rules, pos: d.Pos}
+	}
+}
+
+// completes marks rules, and their variants into a history, as the done
+// transition of composite state s.
+func completes(rules []*Rule, s *State) {
+	for _, r := range rules {
+		r.Done = s
+		for _, v := range r.Variants {
+			v.Done = s
+		}
 	}
 }

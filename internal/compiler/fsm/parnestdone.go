@@ -179,9 +179,7 @@ func (b *builder) groupDoneRows(s *State) {
 	for _, g := range b.par.groupDones[s.Name] {
 		d := g.Done
 		rules := b.rowRules(&spec.Transition{Pos: d.Pos, Outcome: d.Outcome, Guards: d.Guards}, s, nil)
-		for _, r := range rules {
-			r.Done = s
-		}
+		completes(rules, s)
 		if rules != nil {
 			b.groupDone = append(b.groupDone, groupPending{state: s, group: g.Name.Value, rules: rules})
 		}

@@ -455,11 +455,11 @@ func (m *Machine) put(s State) (*Machine, error) {
 	case Processing:
 		m.core.State = StateProcessing
 		if s.Payment < StateUnpaid || s.Payment > StateSettled {
-			return nil, fmt.Errorf("checkout: cannot restore Processing: its region Payment is in %v, not one of Unpaid and Settled", s.Payment)
+			return nil, fmt.Errorf("checkout: cannot restore Processing: its region Payment is in %s, not one of Unpaid and Settled", fsmrt.InState(s.Payment))
 		}
 		m.rgn[0] = s.Payment
 		if s.Shipping < StatePacking || s.Shipping > StateHandedOver {
-			return nil, fmt.Errorf("checkout: cannot restore Processing: its region Shipping is in %v, not one of Packing, Ready and HandedOver", s.Shipping)
+			return nil, fmt.Errorf("checkout: cannot restore Processing: its region Shipping is in %s, not one of Packing, Ready and HandedOver", fsmrt.InState(s.Shipping))
 		}
 		m.rgn[1] = s.Shipping
 		if m.rgn[0] == StateSettled && m.rgn[1] == StateHandedOver {

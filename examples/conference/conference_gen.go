@@ -605,15 +605,15 @@ func (m *Machine) put(s State) (*Machine, error) {
 	case Call:
 		m.core.State = StateCall
 		if s.Audio < StateMuted || s.Audio > StateLive {
-			return nil, fmt.Errorf("conference: cannot restore Call: its region Audio is in %v, not one of Muted and Live", s.Audio)
+			return nil, fmt.Errorf("conference: cannot restore Call: its region Audio is in %s, not one of Muted and Live", fsmrt.InState(s.Audio))
 		}
 		m.rgn[0] = s.Audio
 		if s.Video < StateCameraOff || s.Video > StateCameraOn {
-			return nil, fmt.Errorf("conference: cannot restore Call: its region Video is in %v, not one of CameraOff and CameraOn", s.Video)
+			return nil, fmt.Errorf("conference: cannot restore Call: its region Video is in %s, not one of CameraOff and CameraOn", fsmrt.InState(s.Video))
 		}
 		m.rgn[1] = s.Video
 		if s.Link < StateConnecting || s.Link > StateReconnecting {
-			return nil, fmt.Errorf("conference: cannot restore Call: its region Link is in %v, not one of Connecting, Connected and Reconnecting", s.Link)
+			return nil, fmt.Errorf("conference: cannot restore Call: its region Link is in %s, not one of Connecting, Connected and Reconnecting", fsmrt.InState(s.Link))
 		}
 		m.rgn[2] = s.Link
 	default:

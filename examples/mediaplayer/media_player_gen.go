@@ -739,15 +739,15 @@ func (m *Machine) put(s State) (*Machine, error) {
 		m.core.State = StateOn
 		m.d.level = s.Level
 		if s.Playback < StateStopped || s.Playback > StatePaused {
-			return nil, fmt.Errorf("mediaplayer: cannot restore On: its region Playback is in %v, not one of Stopped, Playing and Paused", s.Playback)
+			return nil, fmt.Errorf("mediaplayer: cannot restore On: its region Playback is in %s, not one of Stopped, Playing and Paused", fsmrt.InState(s.Playback))
 		}
 		m.rgn[0] = s.Playback
 		if s.Volume < StateNormal || s.Volume > StateMuted {
-			return nil, fmt.Errorf("mediaplayer: cannot restore On: its region Volume is in %v, not one of Normal and Muted", s.Volume)
+			return nil, fmt.Errorf("mediaplayer: cannot restore On: its region Volume is in %s, not one of Normal and Muted", fsmrt.InState(s.Volume))
 		}
 		m.rgn[1] = s.Volume
 		if s.Network < StateOffline || s.Network > StateBuffering {
-			return nil, fmt.Errorf("mediaplayer: cannot restore On: its region Network is in %v, not one of Offline, Online and Buffering", s.Network)
+			return nil, fmt.Errorf("mediaplayer: cannot restore On: its region Network is in %s, not one of Offline, Online and Buffering", fsmrt.InState(s.Network))
 		}
 		m.rgn[2] = s.Network
 	default:

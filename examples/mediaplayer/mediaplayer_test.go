@@ -131,7 +131,7 @@ func TestSaveLoad(t *testing.T) {
 	for _, bad := range []struct{ from, to, want string }{
 		{`"volume":"normal"`, `"volume":"playing"`, "region Volume is in Playing"},
 		{`"volume":"normal"`, `"volume":"loud"`, `unknown state "loud"`},
-		{`"volume":"normal",`, ``, "region Volume is in StateKind(0)"},
+		{`"volume":"normal",`, ``, "region Volume is in no state, not one of Normal and Muted"},
 	} {
 		_, err := mediaplayer.Load(mediaplayer.Config{Behavior: mediaplayer.Levels{}, Handler: &mediaplayer.Recorder{}}, []byte(replace(string(data), bad.from, bad.to)))
 		require.Error(t, err, bad.to)

@@ -35,17 +35,18 @@ var desc = fsmrt.Desc[stateKind, eventKind, actionKind]{
 
 func TestKindName(t *testing.T) {
 	tests := []struct {
-		k    stateKind
-		want string
+		k             stateKind
+		want, inState string
 	}{
-		{1, "Idle"},
-		{2, "Busy"},
-		{0, "stateKind(0)"},
-		{3, "stateKind(3)"},
-		{255, "stateKind(255)"},
+		{1, "Idle", "Idle"},
+		{2, "Busy", "Busy"},
+		{0, "stateKind(0)", "no state"},
+		{3, "stateKind(3)", "stateKind(3)"},
+		{255, "stateKind(255)", "stateKind(255)"},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, tt.k.String())
+		assert.Equal(t, tt.inState, fsmrt.InState(tt.k))
 	}
 }
 

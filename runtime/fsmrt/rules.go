@@ -159,3 +159,14 @@ func KindName[K ~uint8 | ~uint16 | ~uint32](k K, typ string, names []string) str
 	}
 	return typ + "(" + strconv.FormatUint(uint64(k), 10) + ")"
 }
+
+// InState names state kind k in the errors Restore and Load give for a
+// region's state: its name, or "no state" for the zero kind, which a
+// region has when the saved data leaves it out (or the value given to
+// Restore does not set it).
+func InState[K Kind](k K) string {
+	if k == 0 {
+		return "no state"
+	}
+	return k.String()
+}

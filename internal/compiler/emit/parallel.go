@@ -138,7 +138,7 @@ func regionValues(s *fsm.State) []jen.Code {
 // checks that each region names one of its leaves, and keeps them.
 //
 //	if s.Playback < StateStopped || s.Playback > StatePaused {
-//		return nil, fmt.Errorf("player: cannot restore On: its region Playback is in %v, not one of its states", s.Playback)
+//		return nil, fmt.Errorf("player: cannot restore On: its region Playback is in %s, not one of Stopped, Playing and Paused", fsmrt.InState(s.Playback))
 //	}
 //	m.rgn[0] = s.Playback
 func (g *goGen) regionPut(s *fsm.State) []jen.Code {
@@ -154,10 +154,10 @@ func (g *goGen) regionPut(s *fsm.State) []jen.Code {
 		}
 		v := jen.Id("s").Dot(reg.Field)
 		first, last := reg.Leaves[0], reg.Leaves[len(reg.Leaves)-1]
-		msg := fmt.Sprintf("%s: cannot restore %s: its region %s is in %%v, not one of %s", g.m.Package, s.Name, reg.Root.Name, leafNames(reg))
+		msg := fmt.Sprintf("%s: cannot restore %s: its region %s is in %%s, not one of %s", g.m.Package, s.Name, reg.Root.Name, leafNames(reg))
 		out = append(out,
 			jen.If(v.Clone().Op("<").Id(first.KindName).Op("||").Add(v.Clone()).Op(">").Id(last.KindName)).Block(
-				jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(msg), v.Clone()))),
+				jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(msg), jen.Qual(pkgFsmrt, "InState").Call(v.Clone())))),
 			rgn(reg).Op("=").Add(v.Clone()))
 		out = append(out, g.restlessPut(s, reg)...)
 	}

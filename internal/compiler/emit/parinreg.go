@@ -135,12 +135,12 @@ func (g *goGen) hostedPut(p *fsm.State, reg *fsm.Region) []jen.Code {
 	v := jen.Id("s").Dot(reg.Field)
 	first, last := reg.Leaves[0], reg.Leaves[len(reg.Leaves)-1]
 	in := jen.Id("s").Dot(reg.Host.Field).Op("==").Id(reg.Within.KindName)
-	bad := fmt.Sprintf("%s: cannot restore %s: region %s of %s is in %%v, not one of %s", g.m.Package, p.Name, reg.Root.Name, reg.Within.Name, leafNames(reg))
+	bad := fmt.Sprintf("%s: cannot restore %s: region %s of %s is in %%s, not one of %s", g.m.Package, p.Name, reg.Root.Name, reg.Within.Name, leafNames(reg))
 	idle := fmt.Sprintf("%s: cannot restore %s: region %s of %s is in %%v, but region %s is not in %s: give it no state", g.m.Package, p.Name, reg.Root.Name, reg.Within.Name, reg.Host.Root.Name, reg.Within.Name)
 	return []jen.Code{
 		jen.If(in).Block(
 			jen.If(v.Clone().Op("<").Id(first.KindName).Op("||").Add(v.Clone()).Op(">").Id(last.KindName)).Block(
-				jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(bad), v.Clone()))),
+				jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(bad), jen.Qual(pkgFsmrt, "InState").Call(v.Clone())))),
 		).Else().If(v.Clone().Op("!=").Lit(0)).Block(
 			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(idle), v.Clone()))),
 		rgn(reg).Op("=").Add(v.Clone()),

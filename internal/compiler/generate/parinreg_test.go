@@ -56,7 +56,7 @@ func TestHostedSaved(t *testing.T) {
 		name, data, want string
 	}{
 		{"a region of Editing in a state while Work is not in it", strings.Replace(string(browsing), ` + "`" + `"work":"browse"` + "`" + `, ` + "`" + `"work":"browse","text":"saved"` + "`" + `, 1), "region Text of Editing is in Saved, but region Work is not in Editing: give it no state"},
-		{"a region of Editing in no state while Work is in it", strings.Replace(string(editing), ` + "`" + `"text":"typing",` + "`" + `, "", 1), "region Text of Editing is in StateKind(0), not one of Typing and Saved"},
+		{"a region of Editing in no state while Work is in it", strings.Replace(string(editing), ` + "`" + `"text":"typing",` + "`" + `, "", 1), "region Text of Editing is in no state, not one of Typing and Saved"},
 		{"a region of Editing in a state of another region", strings.Replace(string(editing), ` + "`" + `"text":"typing"` + "`" + `, ` + "`" + `"text":"hidden"` + "`" + `, 1), "region Text of Editing is in Hidden, not one of Typing and Saved"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -248,6 +248,31 @@ func restlessHistory(m *Machine, diags *diag.List) bool {
 	return refused
 }
 
+// eventlessResumesEnd refuses an eventless rule of a state inside a
+// region (a transient state's, or one that waits) into a history inside
+// the region that may resume a final state whose done transition then
+// follows in the step (resumesEnd). The generated code takes that done
+// transition; the witness paths pick the history's variant only after
+// the step's eventless rules (see continueRegion, which goes on from a
+// variant among the step's first rules only), so its guards would be
+// missing from the generated tests. It reports whether it refused one.
+func eventlessResumesEnd(m *Machine, diags *diag.List) bool {
+	refused := false
+	for _, r := range m.AllRules() {
+		if r.Event != nil || r.Timer != nil || r.Done != nil || r.History == nil || r.From == nil || r.From.Region == nil {
+			continue
+		}
+		i := slices.IndexFunc(r.Variants, resumesEnd)
+		if i < 0 {
+			continue
+		}
+		reg, end := r.From.Region, r.Variants[i].To
+		refused = true
+		diags.Errorf(r.Pos, "region %s of parallel state %s has eventless rule %s into the history of %s, which may resume final state %s, whose done transition then follows in the same step: fsmgen does not follow a done transition after an eventless rule's history yet; lead the rule to a state of %s instead, or give %s no history", reg.Root.Name, reg.Parallel.Name, r.Label, r.History.Name, end.Name, r.History.Name, r.History.Name)
+	}
+	return refused
+}
+
 // restsIn returns the leaves the regions of w.To rest in after way w
 // whose rules settled them after entering it (see Way.head): the leaves
 // they were entered in, moved by the regions' rules. Otherwise the

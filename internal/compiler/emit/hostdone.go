@@ -93,7 +93,7 @@ func (g *goGen) genHostDone() {
 			continue
 		}
 		host := reg.Host
-		body := func(r *fsm.Rule) []jen.Code {
+		one := func(r *fsm.Rule) []jen.Code {
 			inline := inPlace(r)
 			var out []jen.Code
 			if !inline {
@@ -109,6 +109,14 @@ func (g *goGen) genHostDone() {
 			out = append(out, g.regionActs(r, from, "exits", inline)...)
 			out = append(out, g.regionActs(r, from, "actions", inline)...)
 			return append(out, g.regionActs(r, from, "entries", inline)...)
+		}
+		body := func(r *fsm.Rule) []jen.Code {
+			if len(r.Variants) > 0 {
+				// Into a history of the host region's state: the
+				// variant by what it remembers.
+				return historyVariants(host, r, one)
+			}
+			return one(r)
 		}
 		doc := fmt.Sprintf("%s takes the done transition of the parallel state %s, inside region %s, in the "+
 			"step that puts the last of its regions in a final state (SCXML 1.0 §3.4, done.state.%s): a rule of region %s, "+

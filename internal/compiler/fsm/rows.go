@@ -228,10 +228,14 @@ func (b *builder) rowRules(t *spec.Transition, from *State, ev *Event) []*Rule {
 			}
 			seen[keyOf(in, g)] = br.If.Pos
 			if r != nil {
-				r.Guard, r.SourceIn = g, in
+				for _, v := range append([]*Rule{r}, r.Variants...) {
+					v.Guard, v.SourceIn = g, in
+				}
 			}
 		} else if r != nil {
-			r.Else = true
+			for _, v := range append([]*Rule{r}, r.Variants...) {
+				v.Else = true
+			}
 		}
 		if r == nil {
 			ok = false

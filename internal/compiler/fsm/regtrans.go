@@ -301,11 +301,15 @@ func (w *Way) restsIn() []*State {
 // p, whose regions have states that wait: a rule without a target, an
 // ignore, a timer's; the regions' eventless rules are then tested, as
 // after every step (see settleKept). A rejection or a deferral changes
-// nothing, and tests nothing.
+// nothing, and tests nothing; nor does a TimerFired of no running timer
+// (Stale), which the generated code drops before any rule.
 func keepsWaiting(w *Way) bool {
 	p := w.To
 	if p == nil || p.Regions == nil || !p.WaitsIn() || w.Regional || w.head != nil || w.From != p || len(w.Rules) == 0 || w.Config == nil {
 		return false
+	}
+	if w.Event != nil && w.Event.Builtin && w.Timer == nil {
+		return false // a stale TimerFired
 	}
 	last := w.Rules[len(w.Rules)-1]
 	return last.Kind == Transition || last.Kind == Ignore

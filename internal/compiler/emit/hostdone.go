@@ -110,18 +110,12 @@ func (g *goGen) genHostDone() {
 			out = append(out, g.regionActs(r, from, "actions", inline)...)
 			return append(out, g.regionActs(r, from, "entries", inline)...)
 		}
-		body := func(r *fsm.Rule) []jen.Code {
-			if len(r.Variants) > 0 {
-				// Into a history of the host region's state: the
-				// variant by what it remembers.
-				return historyVariants(host, r, one)
-			}
-			return one(r)
-		}
 		doc := fmt.Sprintf("%s takes the done transition of the parallel state %s, inside region %s, in the "+
 			"step that puts the last of its regions in a final state (SCXML 1.0 §3.4, done.state.%s): a rule of region %s, "+
 			"a microstep of its own.", hostDoneMethod(q), q.Name, host.Root.Name, q.Name, host.Root.Name)
-		take := g.regionCell(host, q.Completion, body)
+		// Into a history of the host region's state: the variant by what
+		// it remembers.
+		take := g.regionCell(host, q.Completion, throughVariants(host, one))
 		if q.RestsFinal() {
 			doc += fmt.Sprintf(" When no guard holds, the done event is dropped (SCXML 1.0 §3.13) and every region of %s rests final.", q.Name)
 			take = append([]jen.Code{doneRaised(host).Op("=").False()}, take...)

@@ -41,6 +41,18 @@ func historyVariants(reg *fsm.Region, r *fsm.Rule, body func(*fsm.Rule) []jen.Co
 	return append(out, jen.Switch().Block(cases...))
 }
 
+// throughVariants returns a body for the rules of region reg that emits
+// a rule into a history through its variants (historyVariants), each as
+// one emits it, and any other rule as one does.
+func throughVariants(reg *fsm.Region, one func(*fsm.Rule) []jen.Code) func(*fsm.Rule) []jen.Code {
+	return func(r *fsm.Rule) []jen.Code {
+		if len(r.Variants) == 0 {
+			return one(r)
+		}
+		return historyVariants(reg, r, one)
+	}
+}
+
 // regionHistKey returns what region rule r into a history picks its
 // variant by (see Rule.Key), and the statements that read it into h.
 func regionHistKey(reg *fsm.Region, r *fsm.Rule) ([]jen.Code, *jen.Statement) {

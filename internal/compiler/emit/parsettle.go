@@ -156,14 +156,8 @@ func (g *goGen) genSettle() {
 				out = append(out, g.regionActs(r, from, "entries", true)...)
 				return append(out, jen.Return(took(leaving, true)...))
 			}
-			body := func(r *fsm.Rule) []jen.Code {
-				if len(r.Variants) == 0 {
-					return one(r)
-				}
-				// Into a history: the variant of what it remembers.
-				return historyVariants(reg, r, one)
-			}
-			take := g.regionCell(reg, s.Choice, body)
+			// Into a history: the variant of what it remembers.
+			take := g.regionCell(reg, s.Choice, throughVariants(reg, one))
 			if s.Rests() {
 				// Its done event was raised in this step, or it was
 				// tested already: the region rests there.

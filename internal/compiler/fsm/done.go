@@ -200,8 +200,7 @@ func (b *builder) parallelDoneRows(s *State) {
 // transition of composite state s.
 func completes(rules []*Rule, s *State) {
 	for _, r := range rules {
-		r.Done = s
-		for _, v := range r.Variants {
+		for _, v := range append([]*Rule{r}, r.Variants...) {
 			v.Done = s
 		}
 	}

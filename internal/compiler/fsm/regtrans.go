@@ -138,7 +138,7 @@ func (m *Machine) settleEntry(rw regionWay) []regionWay {
 // machine made by Restore in configuration cfg of w.From (nil when
 // w.From is no parallel state): its ways, each with its trace.
 func (m *Machine) settleWay(w *Way, cfg []*State) []*Way {
-	if w.To == nil || w.To.Regions == nil || !enters(w, w.To) && !keepsWaiting(w) {
+	if w.To == nil || w.To.Regions == nil || !enters(w, w.To) && !m.keepsWaiting(w) {
 		return []*Way{w}
 	}
 	after := w.Config // kept (see keepsWaiting)
@@ -302,17 +302,14 @@ func (w *Way) restsIn() []*State {
 // ignore, a timer's; the regions' eventless rules are then tested, as
 // after every step (see settleKept). A rejection or a deferral changes
 // nothing, and tests nothing; nor does a TimerFired of no running timer
-// (Stale), which the generated code drops before any rule.
-func keepsWaiting(w *Way) bool {
+// (m.Stale), which the generated code drops before any rule.
+func (m *Machine) keepsWaiting(w *Way) bool {
 	p := w.To
 	if p == nil || p.Regions == nil || !p.WaitsIn() || w.Regional || w.head != nil || w.From != p || len(w.Rules) == 0 || w.Config == nil {
 		return false
 	}
-	if w.Event != nil && w.Event.Builtin && w.Timer == nil {
-		return false // a stale TimerFired
-	}
 	last := w.Rules[len(w.Rules)-1]
-	return last.Kind == Transition || last.Kind == Ignore
+	return last != m.Stale && (last.Kind == Transition || last.Kind == Ignore)
 }
 
 // settleKept continues way rw, which keeps the machine in parallel state
@@ -320,7 +317,7 @@ func keepsWaiting(w *Way) bool {
 // way per branch their guards take, as after the regions' own rules.
 func (m *Machine) settleKept(rw regionWay) []regionWay {
 	w := rw.way
-	if !keepsWaiting(w) {
+	if !m.keepsWaiting(w) {
 		return []regionWay{rw}
 	}
 	cw := *w

@@ -73,11 +73,7 @@ func TestEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	const module = "example.com"
 	requireCheckout(t, dir, module)
-	// files counts a golden package's Go files: the generated file and the
-	// hand-written ones beside it, the generated tests and hand-written
-	// ones.
-	type files struct{ code, tests int }
-	want := map[string]files{}
+	want := map[string]goldenFiles{}
 	for _, path := range archives {
 		name := strings.TrimSuffix(filepath.Base(path), ".txtar")
 		t.Run(name, func(t *testing.T) {
@@ -130,12 +126,17 @@ func TestEndToEnd(t *testing.T) {
 	}
 }
 
+// goldenFiles counts a golden package's Go files: code, the generated
+// file and the hand-written ones beside it; tests, the generated tests
+// and the hand-written ones.
+type goldenFiles struct{ code, tests int }
+
 // goldenPackage writes the spec of golden archive path and the
 // hand-written Go files beside it into folder dir, generates the spec
 // there, and returns the generated package's folder and how many Go files
 // and test files it should have: the golden outputs (named *_gen*) are
 // generated afresh.
-func goldenPackage(t *testing.T, dir, path string) (pkgDir string, want struct{ code, tests int }) {
+func goldenPackage(t *testing.T, dir, path string) (pkgDir string, want goldenFiles) {
 	t.Helper()
 	ar, err := txtar.ParseFile(path)
 	require.NoError(t, err)

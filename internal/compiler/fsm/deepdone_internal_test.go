@@ -72,11 +72,11 @@ func TestResumeEveryRegionFinal(t *testing.T) {
 		w := &Way{From: rule.From, Event: rule.Event, Rules: []*Rule{rule}, To: rule.To}
 		rw, mem := m.resolveRegional(regionWay{way: w}, hist)
 		require.NotNil(t, rw.way.Resumed, "%s resumes the regions", label)
-		for _, rw := range m.settleEntry(rw) {
-			rw, mem := m.resolveSettled(rw, mem)
+		settled, mems := m.settleAll(rw, mem)
+		for _, rw := range settled {
 			tr, _ := m.step(rw.way, restored(rw.way.From))
 			rw.way.Trace = tr
-			ways, mems = append(ways, rw.way), append(mems, mem)
+			ways = append(ways, rw.way)
 		}
 		return ways, mems
 	}

@@ -69,6 +69,7 @@ func (m *Machine) parallelPaths(b *builder) {
 	}
 	active := map[*State]bool{} // the regions' leaves in the configurations reached
 	rested := map[*State]bool{} // the machine's leaves it rests in
+	passed := map[*State]bool{} // the regions' leaves entered, resting there or not
 	// advance takes the ways of a step from item it: the done transitions
 	// and histories they lead through, the paths to the rules they take,
 	// and the configurations they reach, queued once.
@@ -83,8 +84,14 @@ func (m *Machine) parallelPaths(b *builder) {
 		}
 		for _, rw := range final {
 			rw, mem := m.resolveRegional(rw, it.mem)
-			for _, rw := range m.settleEntry(rw) {
-				rw, mem := m.resolveSettled(rw, mem)
+			for _, l := range rw.after {
+				if l != nil {
+					passed[l] = true
+				}
+			}
+			settled, mems := m.settleAll(rw, mem)
+			for i, rw := range settled {
+				mem := mems[i]
 				w := rw.way
 				if rw.way.To.Regions == nil {
 					rw.after = nil
@@ -227,6 +234,11 @@ func (m *Machine) parallelPaths(b *builder) {
 			if r.From != nil && r.Event != nil && r.From.Region != nil && slices.ContainsFunc(r.From.Region.Leaves, func(l *State) bool { return active[l] && (l == r.From || r.From.Contains(l)) }) {
 				// Its state is reached: the event always goes elsewhere.
 				b.errorf(r.Pos, "rule %s can never fire: %s is reached, but in every configuration the machine reaches with it, another region decides %s first (a region that rejects it refuses it for the machine, a row that leaves the parallel state drops the other regions' rules, and a region of a parallel state inside decides before the states around it); remove the rule", r.Label, r.From.Name, r.Event.Name)
+				continue
+			}
+			if s := r.From; s != nil && s.Region != nil && slices.ContainsFunc(s.Region.Leaves, func(l *State) bool { return passed[l] && !active[l] && (l == s || s.Contains(l)) }) {
+				// Entered, and left in the same step every time.
+				b.errorf(r.Pos, "rule %s can never fire: the machine enters %s, but never rests there: in every step that enters it, the eventless rules of region %s leave it in that step (an In(State) guard that the configuration entered answers, say); guard them so that they may fail there, or remove the rule", r.Label, s.Name, s.Region.Root.Name)
 				continue
 			}
 			b.errorf(r.Pos, "rule %s can never fire: no state that takes it can be reached from the initial state %s", r.Label, m.Initial.Name)

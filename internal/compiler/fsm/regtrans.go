@@ -101,7 +101,7 @@ func newTransient(list []spec.State, regions []*specRegion, diags *diag.List) {
 // where it was entered.
 func (m *Machine) settleEntry(rw regionWay) []regionWay {
 	w, p := rw.way, rw.way.To
-	if p == nil || p.Regions == nil || rw.after == nil || w.head != nil {
+	if p == nil || p.Regions == nil || rw.after == nil || w.head != nil && !reenters(rw) {
 		return []regionWay{rw}
 	}
 	if !enters(w, p) {
@@ -134,6 +134,51 @@ func (m *Machine) settleEntry(rw regionWay) []regionWay {
 	return m.settle(p, &cw, rw.after, queue)
 }
 
+// settleAll is settleEntry for the search of paths, from a machine that
+// remembers hist: each way settled, resolved with the memory after it
+// (see resolveSettled), and settled again when it left its parallel state
+// by the done transition and entered a parallel state anew (see
+// reenters), with the memory after each.
+func (m *Machine) settleAll(rw regionWay, hist []*State) ([]regionWay, [][]*State) {
+	var ways []regionWay
+	var mems [][]*State
+	for _, s := range m.settleEntry(rw) {
+		s, mem := m.resolveSettled(s, hist)
+		if s.way != rw.way && reenters(s) {
+			ws, ms := m.settleAll(s, mem)
+			ways, mems = append(ways, ws...), append(mems, ms...)
+			continue
+		}
+		ways, mems = append(ways, s), append(mems, mem)
+	}
+	return ways, mems
+}
+
+// settleFresh is settleAll for a way the generated tests take from a
+// machine made by Restore, which remembers nothing: the histories its
+// ways go into enter their defaults.
+func (m *Machine) settleFresh(rw regionWay) []regionWay {
+	var ways []regionWay
+	for _, s := range m.settleEntry(rw) {
+		if s.way != rw.way && reenters(s) {
+			ways = append(ways, m.settleFresh(s)...)
+			continue
+		}
+		ways = append(ways, s)
+	}
+	return ways
+}
+
+// reenters reports whether way rw, whose rules settled the regions of
+// the parallel state its head entered (see Way.head), ended with that
+// parallel state's done transition and entered a parallel state anew in
+// the same step (through a state that waits outside, say): that entry
+// settles its regions as any does, the whole way before it the head.
+func reenters(rw regionWay) bool {
+	w := rw.way
+	return w.head != nil && w.Final != nil && w.To != nil && w.To.Regions != nil && rw.after != nil && enters(w, w.To)
+}
+
 // settleWay is settleEntry for a way the generated tests take from a
 // machine made by Restore in configuration cfg of w.From (nil when
 // w.From is no parallel state): its ways, each with its trace.
@@ -149,7 +194,7 @@ func (m *Machine) settleWay(w *Way, cfg []*State) []*Way {
 		after = slices.Clone(w.Resumed)
 	}
 	var out []*Way
-	for _, rw := range m.settleEntry(regionWay{way: w, after: after}) {
+	for _, rw := range m.settleFresh(regionWay{way: w, after: after}) {
 		if rw.way != w {
 			rw.way.Trace, _ = m.step(rw.way, restoredIn(w.From, cfg))
 		}

@@ -417,6 +417,11 @@ func (b *builder) number(c *Cell) {
 		r.Index = len(b.m.Rules)
 		r.Label = RuleLabel(r)
 		b.m.Rules = append(b.m.Rules, r)
+		if r.History != nil && r.Variants == nil {
+			// Made once the rule is complete: each variant is the rule
+			// but for where it leads.
+			b.historyVariants(r)
+		}
 		for _, v := range r.Variants {
 			b.cellOf[v] = c
 			v.Index = len(b.m.Rules)

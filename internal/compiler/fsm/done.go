@@ -196,12 +196,10 @@ func (b *builder) parallelDoneRows(s *State) {
 	}
 }
 
-// completes marks rules, and their variants into a history, as the done
-// transition of composite state s.
+// completes marks rules as the done transition of composite state s
+// (their variants into a history, made later, are too: see number).
 func completes(rules []*Rule, s *State) {
 	for _, r := range rules {
-		for _, v := range append([]*Rule{r}, r.Variants...) {
-			v.Done = s
-		}
+		r.Done = s
 	}
 }

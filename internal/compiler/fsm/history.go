@@ -67,7 +67,9 @@ func (b *builder) historyTarget(to spec.String) *State {
 
 // historyVariants makes the variants of rule r into the history of s: one
 // per state s may resume other than its default (its initial child, down
-// to a leaf, which r itself enters). Each is r with another target.
+// to a leaf, which r itself enters). Each is r with another target:
+// made as r is numbered (see number), once its guard, done, timer and
+// the rest are set, so that they copy them all.
 func (b *builder) historyVariants(r *Rule) {
 	s := r.History
 	def := descend(s)

@@ -127,9 +127,6 @@ func (b *builder) leavingTimers() {
 		t := &Timer{State: p, ID: lt.after.ID.Value, Pos: lt.after.Pos, DelayText: lt.after.Delay.Value}
 		for _, r := range rules {
 			r.Timer = t
-			for _, v := range r.Variants {
-				v.Timer = t
-			}
 			if r.Kind == Reject {
 				b.errorf(r.Pos, "a timer's rule cannot reject: nobody sent its event to be told; ignore it, or move")
 			}

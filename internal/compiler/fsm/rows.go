@@ -228,14 +228,10 @@ func (b *builder) rowRules(t *spec.Transition, from *State, ev *Event) []*Rule {
 			}
 			seen[keyOf(in, g)] = br.If.Pos
 			if r != nil {
-				for _, v := range append([]*Rule{r}, r.Variants...) {
-					v.Guard, v.SourceIn = g, in
-				}
+				r.Guard, r.SourceIn = g, in
 			}
 		} else if r != nil {
-			for _, v := range append([]*Rule{r}, r.Variants...) {
-				v.Else = true
-			}
+			r.Else = true
 		}
 		if r == nil {
 			ok = false
@@ -399,9 +395,6 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 	}
 	if !ok {
 		return nil
-	}
-	if r.History != nil {
-		b.historyVariants(r)
 	}
 	return r
 }

@@ -131,9 +131,6 @@ func (b *builder) timer(s *State, a *spec.After) {
 	}
 	for _, r := range rules {
 		r.Timer = t
-		for _, v := range r.Variants {
-			v.Timer = t // made before: a rule into a history's variants fire by the timer too
-		}
 		if r.Kind == Reject {
 			b.errorf(r.Pos, "a timer's rule cannot reject: nobody sent its event to be told; ignore it, or move")
 		}

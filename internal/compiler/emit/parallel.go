@@ -57,9 +57,10 @@ func leafNames(reg *fsm.Region) string {
 }
 
 // restingLeaves returns the leaves of region reg it may rest in: not its
-// transient states, which it leaves in the step that enters them.
+// transient states, which it leaves in the step that enters them (a state
+// that waits rests there until a guard of its eventless rules holds).
 func restingLeaves(reg *fsm.Region) []*fsm.State {
-	return slices.DeleteFunc(slices.Clone(reg.Leaves), (*fsm.State).Eventless)
+	return slices.DeleteFunc(slices.Clone(reg.Leaves), func(s *fsm.State) bool { return s.Eventless() && !s.Waits })
 }
 
 // regionFields returns the fields a parallel state's type has for its

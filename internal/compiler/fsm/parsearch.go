@@ -216,6 +216,12 @@ func (m *Machine) parallelPaths(b *builder) {
 			b.errorf(r.Pos, "state %s defers %s, but in every configuration that can be reached while it is active another region decides %s first (its transition, ignore or reject, or the deferral of a region before %s's): the deferral never holds an event; remove it", r.From.Name, r.Event.Name, r.Event.Name, r.From.Region.Root.Name)
 			continue
 		}
+		if found[r.Index] == nil && r.Kind == Defer && r.From != nil && r.From.Regions != nil && len(queue) == 0 {
+			// Restore accepts the configurations that leave the event to
+			// the parallel state, but the machine never rests in one.
+			b.errorf(r.Pos, "parallel state %s defers %s, but no configuration of its regions that the machine reaches leaves %s to it (a region takes it first in each): the deferral never holds an event; ignore or reject %s in %s instead (Restore accepts the configurations that leave it there)", r.From.Name, r.Event.Name, r.Event.Name, r.Event.Name, r.From.Name)
+			continue
+		}
 		if found[r.Index] == nil && len(queue) == 0 && inNever(b, r, rested) {
 			continue // see parinown.go
 		}

@@ -17,8 +17,9 @@ import (
 // does not write them, and whether it reported any: in a region of a
 // parallel state inside another's region, or beside one; in a region of
 // a parallel state whose done transition may rest with every region
-// final; in a machine that defers events; and where a history inside the
-// region may resume them.
+// final; and where a history inside the region may resume them. (Beside
+// deferrals they are written: a deferral tests nothing, and recall
+// follows once the step's eventless rules have settled.)
 func waitRefusals(m *Machine, diags *diag.List) bool {
 	refused := false
 	for _, p := range m.States {
@@ -51,10 +52,6 @@ func waitShape(m *Machine, p *State, reg *Region, s *State) string {
 		return "a region of " + p.Name + " holds a parallel state"
 	case p.RestsFinal():
 		return "the done transition of " + p.Name + " may rest with every region final (its guards end without else)"
-	case slices.ContainsFunc(m.AllRules(), func(x *Rule) bool { return x.Kind == Defer }):
-		// (Recall after a step of the regions, beside their eventless
-		// rules, is not tried with them yet.)
-		return "the machine defers events"
 	}
 	for _, h := range m.Histories {
 		if h.Region == reg && h.Contains(s) {

@@ -482,7 +482,7 @@ func (g *goGen) ruleSteps(r *fsm.Rule) []jen.Code {
 	out = append(out, g.entrySettle(r)...)
 	if p := waitEntry(r); p != nil {
 		// The regions' states that wait test their eventless rules.
-		return append(out, jen.Return(jen.Id("m").Dot(waitMethod(p)).Call()))
+		return append(out, jen.Return(waitCall(p, jen.True())))
 	}
 	if r.To != nil && r.To.Choice != nil {
 		// The eventless rule that leaves the transient state goes on with

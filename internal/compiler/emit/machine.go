@@ -122,7 +122,7 @@ func (g *goGen) genMachine() {
 		newBody = append(newBody, jen.If(jen.Err().Op(":=").Id("m").Dot(leaveMethod(ini)).Call(), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
 	}
 	if waitsAt(ini) && !ini.Waits {
-		newBody = append(newBody, jen.If(jen.Err().Op(":=").Id("m").Dot(waitMethod(ini)).Call(), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
+		newBody = append(newBody, jen.If(jen.Err().Op(":=").Add(waitCall(ini, jen.True())), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
 	}
 	if len(newBody) == 0 {
 		newBody = []jen.Code{jen.Return(jen.Id("fsmNew").Call(jen.Id("c"), jen.Id(ini.KindName)))}

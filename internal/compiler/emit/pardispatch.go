@@ -265,7 +265,7 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 	if r.Kind == fsm.Ignore && reg.Parallel.WaitsIn() {
 		// The states that wait test their eventless rules after it.
 		return []jen.Code{core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(reg.Parallel.KindName)),
-			jen.Return(jen.Id("m").Dot(waitMethod(reg.Parallel)).Call())}
+			jen.Return(waitCall(reg.Parallel, nil))}
 	}
 	if r.Kind != fsm.Transition {
 		return []jen.Code{refusal(r)}
@@ -292,7 +292,7 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 	if reg.Parallel.WaitsIn() {
 		// Its eventless rules and done transition follow (see
 		// waitMethod).
-		return append(out, jen.Return(jen.Id("m").Dot(waitMethod(reg.Parallel)).Call()))
+		return append(out, jen.Return(waitCall(reg.Parallel, jen.Lit(endsRegion(r)))))
 	}
 	moved := reg
 	if r.To != nil && (r.To.Settles() || r.EntersRestless()) {

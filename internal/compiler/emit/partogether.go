@@ -153,7 +153,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 			if len(takers) > 1 {
 				take = []jen.Code{core().Dot("IgnoreAll").Call(picks(takers)...)}
 			}
-			take = append(take, jen.Return(jen.Id("m").Dot(waitMethod(p)).Call()))
+			take = append(take, jen.Return(waitCall(p, nil)))
 		}
 	} else if ignores {
 		if !moves {
@@ -184,7 +184,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 	}
 	if p.WaitsIn() {
 		if moves || !ignores {
-			take = append(take, jen.Return(jen.Id("m").Dot(waitMethod(p)).Call()))
+			take = append(take, jen.Return(waitCall(p, orNil(tookEnding(p, inv, e)))))
 		}
 		if some != nil {
 			out = append(out, jen.If(some).Block(take...))
@@ -438,6 +438,14 @@ func tookEnding(q *fsm.State, inv []*fsm.Region, e *fsm.Event) *jen.Statement {
 				}
 			}
 		}
+	}
+	return test
+}
+
+// orNil returns test as a jen.Code, nil when it is nil.
+func orNil(test *jen.Statement) jen.Code {
+	if test == nil {
+		return nil
 	}
 	return test
 }

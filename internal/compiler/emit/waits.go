@@ -24,7 +24,7 @@ func (g *goGen) keeps(r *fsm.Rule, in *fsm.State) jen.Code {
 	case in != nil && in.Waits:
 		return jen.Return(jen.Id("m").Dot(leaveMethod(in)).Call())
 	case in != nil && in.Regions != nil && in.WaitsIn():
-		return jen.Return(jen.Id("m").Dot(waitMethod(in)).Call())
+		return jen.Return(waitCall(in, nil))
 	case in != nil:
 		return nil
 	}
@@ -71,7 +71,7 @@ func (g *goGen) genRest() {
 		case s.Waits:
 			cases = append(cases, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot(leaveMethod(s)).Call())))
 		case waitsAt(s):
-			cases = append(cases, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot(waitMethod(s)).Call())))
+			cases = append(cases, jen.Case(jen.Id(s.KindName)).Block(jen.Return(waitCall(s, nil))))
 		}
 	}
 	doc := "rest ends the step of a rule that keeps the machine in its state: in a state that waits, it tests the state's eventless rules."
@@ -100,6 +100,22 @@ func waitsAt(s *fsm.State) bool { return s.Waits || s.Regions != nil && s.WaitsI
 // parallel state p, whose regions have states that wait: waitOn.
 func waitMethod(p *fsm.State) string { return "wait" + p.GoName }
 
+// waitCall is the call of p's waitMethod at the end of a step: m.waitOn(),
+// or, when p's done transition may rest with every region final
+// (fsm.State.RestsFinal), m.waitOn(ended), where ended is the test that
+// the step entered p or a final leaf of its regions (nil: it did not), as
+// only such a step raises p's done event again (SCXML 1.0 §3.13,
+// enterStates).
+func waitCall(p *fsm.State, ended jen.Code) *jen.Statement {
+	if !p.RestsFinal() {
+		return jen.Id("m").Dot(waitMethod(p)).Call()
+	}
+	if ended == nil {
+		ended = jen.False()
+	}
+	return jen.Id("m").Dot(waitMethod(p)).Call(ended)
+}
+
 // genWaitIn emits, for each parallel state whose regions have states that
 // wait, the method that ends every step that keeps the machine in it
 // (see waitMethod): the eventless rules of its regions, a microstep at a
@@ -117,15 +133,31 @@ func (g *goGen) genWaitIn() {
 		if p.Regions == nil || !p.WaitsIn() {
 			continue
 		}
-		body := []jen.Code{settleInner(p.Regions)}
-		if p.Completion != nil {
-			body = append(body, g.completion(p, nil))
+		doc := fmt.Sprintf("%s ends a step that keeps the machine in %s, whose regions have states that wait "+
+			"on eventless rules: it takes the eventless rules of the regions, a microstep at a time, until no guard "+
+			"holds (SCXML 1.0 §3.13), after every step, as the guards may hold now.", waitMethod(p), p.Name)
+		var params, body []jen.Code
+		switch {
+		case p.RestsFinal():
+			// A region in a final state stays there while p is active: a
+			// step that moved one, or entered p, may have ended the last.
+			params = []jen.Code{jen.Id("ended").Bool()}
+			doc += fmt.Sprintf(" Ended tells whether the step entered %s or a final state of its regions before: "+
+				"the done transition of %s, whose guards may all fail and leave every region final, is taken "+
+				"only in a step that ended a region, there or in the eventless rules (SCXML 1.0 §3.13 raises the "+
+				"done event as a final state is entered).", p.Name, p.Name)
+			body = []jen.Code{jen.Id("before").Op(":=").Id("m").Dot("rgn"), settleInner(p.Regions),
+				g.completionOf(p, nil, func(*fsm.State) jen.Code {
+					return jen.Parens(jen.Id("ended").Op("||").Id("m").Dot("rgn").Op("!=").Id("before"))
+				}, true)}
+		case p.Completion != nil:
+			body = []jen.Code{settleInner(p.Regions), g.completion(p, nil)}
+		default:
+			body = []jen.Code{settleInner(p.Regions)}
 		}
 		body = append(body, jen.Return(core().Dot("Finish").Call()))
-		g.f.Add(paragraphs(fmt.Sprintf("%s ends a step that keeps the machine in %s, whose regions have states that wait "+
-			"on eventless rules: it takes the eventless rules of the regions, a microstep at a time, until no guard "+
-			"holds (SCXML 1.0 §3.13), after every step, as the guards may hold now.", waitMethod(p), p.Name)))
-		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(waitMethod(p)).Params().Error().Block(body...)
+		g.f.Add(paragraphs(doc))
+		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(waitMethod(p)).Params(params...).Error().Block(body...)
 	}
 }
 

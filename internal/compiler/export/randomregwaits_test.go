@@ -32,9 +32,8 @@ var regionWaitsChance = func() float64 {
 // inside a state with a history in the region, whose
 // eventless rows are one or two branches, each guarded by a guard of its
 // own or by In() of a resting leaf of another region, to another leaf of
-// its region (a final one too). Parallel states inside the regions and a
-// done transition whose guards end without else, which fsmgen refuses
-// beside them, are left out; loops through the region's transient states
+// its region (a final one too). Parallel states inside the regions,
+// which fsmgen refuses beside them, are left out; loops through the region's transient states
 // are left to the checker, which refuses them; XState's
 // export refuses states that wait in two regions (see waitOrder), SCXML's
 // writes them.
@@ -44,8 +43,7 @@ func (g *chartGen) regionWaits() {
 		if p.kind != parallelNode || w.Float64() >= regionWaitsChance {
 			continue
 		}
-		if slices.ContainsFunc(p.all(), func(n *rnode) bool { return n != p && n.kind == parallelNode }) || p.mustRest ||
-			len(p.doneIf) > 0 && !slices.ContainsFunc(p.doneIf, func(a arm) bool { return a.guard == "" }) {
+		if slices.ContainsFunc(p.all(), func(n *rnode) bool { return n != p && n.kind == parallelNode }) || p.mustRest {
 			continue // (refused: see parwaits.go)
 		}
 		resting := func(reg *rnode) []*rnode {

@@ -50,8 +50,6 @@ func waitShape(m *Machine, p *State, reg *Region, s *State) string {
 		return slices.ContainsFunc(r.Leaves, func(l *State) bool { return l.Regions != nil })
 	}):
 		return "a region of " + p.Name + " holds a parallel state"
-	case p.RestsFinal():
-		return "the done transition of " + p.Name + " may rest with every region final (its guards end without else)"
 	}
 	for _, h := range m.Histories {
 		if h.Region == reg && h.Contains(s) {

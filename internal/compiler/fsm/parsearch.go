@@ -93,6 +93,11 @@ func (m *Machine) parallelPaths(b *builder) {
 			for i, rw := range settled {
 				mem := mems[i]
 				w := rw.way
+				for _, r := range w.Rules {
+					if r.To != nil && r.To.Region != nil {
+						passed[r.To] = true // (a transient state, or one left by its step's rules)
+					}
+				}
 				if rw.way.To.Regions == nil {
 					rw.after = nil
 				}
@@ -244,7 +249,12 @@ func (m *Machine) parallelPaths(b *builder) {
 			}
 			if s := r.From; s != nil && s.Region != nil && slices.ContainsFunc(s.Region.Leaves, func(l *State) bool { return passed[l] && !active[l] && (l == s || s.Contains(l)) }) {
 				// Entered, and left in the same step every time.
-				b.errorf(r.Pos, "rule %s can never fire: the machine enters %s, but never rests there: in every step that enters it, the eventless rules of region %s leave it in that step (an In(State) guard that the configuration entered answers, say); guard them so that they may fail there, or remove the rule", r.Label, s.Name, s.Region.Root.Name)
+				l := s.Region.Leaves[slices.IndexFunc(s.Region.Leaves, func(l *State) bool { return passed[l] && !active[l] && (l == s || s.Contains(l)) })]
+				if l.Choice != nil {
+					b.errorf(r.Pos, "rule %s can never fire: the machine enters %s, but never rests there: in every step that enters it, the eventless rules of %s leave it in that step (an In(State) guard that the configuration entered answers, say); guard them so that they may fail there, or remove the rule", r.Label, l.Name, l.Name)
+				} else {
+					b.errorf(r.Pos, "rule %s can never fire: the machine enters %s, but never rests there: in every step that enters it, an eventless rule of another region or a done transition leaves it in that step; make that rule's guard able to fail there, or remove the rule", r.Label, l.Name)
+				}
 				continue
 			}
 			b.errorf(r.Pos, "rule %s can never fire: no state that takes it can be reached from the initial state %s", r.Label, m.Initial.Name)

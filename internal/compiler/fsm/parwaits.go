@@ -15,9 +15,8 @@ import (
 
 // waitRefusals reports the states that wait inside regions where fsmgen
 // does not write them, and whether it reported any: in a region of a
-// parallel state inside another's region, or beside one; in a region of
-// a parallel state whose done transition may rest with every region
-// final; and where a history inside the region may resume them. (Beside
+// parallel state inside another's region, or beside one; and where a
+// history inside the region may resume them. (Beside
 // deferrals they are written: a deferral tests nothing, and recall
 // follows once the step's eventless rules have settled.)
 func waitRefusals(m *Machine, diags *diag.List) bool {

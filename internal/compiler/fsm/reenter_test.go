@@ -1,6 +1,7 @@
 package fsm_test
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
 
 // TestReenteredRegionsSettle checks that a step whose parallel state's
@@ -53,4 +55,18 @@ func TestReenteredRegionsSettle(t *testing.T) {
 		assert.Contains(t, tests, "g12", "%s: S11's eventless rules are tested once S5 is entered anew", labels(w))
 	}
 	assert.Positive(t, reentered, "some way enters S5 anew by S21's [g11] after S5's done")
+}
+
+// TestReenterThroughHistoryEnds checks that the search of paths ends on a
+// chart whose parallel state's done transition leads, through a state that
+// waits, into another parallel state's deep history (reenter_history):
+// it reports the chart's rules that can never fire.
+func TestReenterThroughHistoryEnds(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("testdata/witness/reenter_history.yaml")
+	require.NoError(t, err)
+	sf, diags := spec.Parse("reenter_history.yaml", src)
+	require.False(t, diags.HasErrors(), "%s", diags)
+	_, diags = fsm.Build(sf, fsm.Env{})
+	assert.Contains(t, fmt.Sprint(diags), "rule S8 --Poke [In(S5)]--> S1 can never fire")
 }

@@ -140,12 +140,24 @@ func (m *Machine) settleEntry(rw regionWay) []regionWay {
 // by the done transition and entered a parallel state anew (see
 // reenters), with the memory after each.
 func (m *Machine) settleAll(rw regionWay, hist []*State) ([]regionWay, [][]*State) {
+	return m.settleFrom(rw, hist, len(m.States))
+}
+
+// settleFrom is settleAll, entering parallel states anew at most depth
+// times more: a step that would go on doing so is an eventless loop, which
+// the build refuses (eventlessLoops) before the search takes it.
+func (m *Machine) settleFrom(rw regionWay, hist []*State, depth int) ([]regionWay, [][]*State) {
 	var ways []regionWay
 	var mems [][]*State
 	for _, s := range m.settleEntry(rw) {
+		if s.way == rw.way && rw.way.head != nil {
+			// Entered anew, nothing to settle: resolved already.
+			ways, mems = append(ways, s), append(mems, hist)
+			continue
+		}
 		s, mem := m.resolveSettled(s, hist)
-		if s.way != rw.way && reenters(s) {
-			ws, ms := m.settleAll(s, mem)
+		if reenters(s) && depth > 0 {
+			ws, ms := m.settleFrom(s, mem, depth-1)
 			ways, mems = append(ways, ws...), append(mems, ms...)
 			continue
 		}

@@ -418,6 +418,7 @@ func (g *goGen) readsFrom(reg *fsm.Region, e *fsm.Event) bool {
 // e (its local t) enters a final leaf of it, nil when none may.
 func tookEnding(q *fsm.State, inv []*fsm.Region, e *fsm.Event) *jen.Statement {
 	var test *jen.Statement
+	seen := map[*fsm.Rule]bool{} // (a fallback's rules may be in several chains)
 	for _, reg := range inv {
 		if !slices.Contains(q.Regions, reg) {
 			continue
@@ -426,9 +427,10 @@ func tookEnding(q *fsm.State, inv []*fsm.Region, e *fsm.Event) *jen.Statement {
 		for _, c := range cells {
 			for ; c != nil && !c.Out(); c = c.Fallback {
 				for _, r := range withVariants(c.Rules) {
-					if r.Kind != fsm.Transition || r.To == nil || !r.To.Ends() {
+					if r.Kind != fsm.Transition || r.To == nil || !r.To.Ends() || seen[r] {
 						continue
 					}
+					seen[r] = true
 					eq := jen.Id(local("t", reg)).Op("==").Lit(r.Index)
 					if test == nil {
 						test = eq

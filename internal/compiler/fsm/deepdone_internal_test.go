@@ -1,14 +1,11 @@
 package fsm
 
 import (
-	"os"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
 
 // TestResumeEveryRegionFinal checks the witness search through a deep
@@ -20,23 +17,8 @@ import (
 // actions; what the done transition leaves is remembered again.
 func TestResumeEveryRegionFinal(t *testing.T) {
 	t.Parallel()
-	src, err := os.ReadFile("../export/testdata/refused/till/till.yaml")
-	require.NoError(t, err)
-	sf, diags := spec.Parse("till.yaml", src)
-	require.False(t, diags.HasErrors(), "%s", diags)
-	m, diags := Build(sf, Env{})
-	require.NotNil(t, m, "%s", diags)
-	state := func(name string) *State {
-		for _, s := range append(slices.Clone(m.States), m.Histories...) {
-			for ; s != nil; s = s.Parent {
-				if s.Name == name {
-					return s
-				}
-			}
-		}
-		require.Fail(t, "no state "+name)
-		return nil
-	}
+	m := builtFile(t, "../export/testdata/refused/till/till.yaml")
+	state := func(name string) *State { return machineState(t, m, name) }
 	shift, tally, desk := state("Shift"), state("Tally"), state("Desk")
 	assert.True(t, m.RemembersFinal(shift, tally), "Tally's done may leave Shift")
 	assert.True(t, m.RemembersFinal(desk, desk), "Desk's done leaves Desk")

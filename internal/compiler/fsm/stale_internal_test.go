@@ -1,13 +1,10 @@
 package fsm
 
 import (
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
 
 // TestStaleTimerKeepsNothing checks that a TimerFired of no running timer
@@ -18,20 +15,9 @@ import (
 // every event it has no rule for).
 func TestStaleTimerKeepsNothing(t *testing.T) {
 	t.Parallel()
-	src, err := os.ReadFile("testdata/witness/stale_waits.yaml")
-	require.NoError(t, err)
-	sf, diags := spec.Parse("stale_waits.yaml", src)
-	require.False(t, diags.HasErrors(), "%s", diags)
-	m, diags := Build(sf, Env{})
-	require.NotNil(t, m, "%s", diags)
+	m := builtFile(t, "testdata/witness/stale_waits.yaml")
 	require.NotNil(t, m.Stale)
-	var s5 *State
-	for _, s := range m.States {
-		if s.Name == "S5" {
-			s5 = s
-		}
-	}
-	require.NotNil(t, s5)
+	s5 := machineState(t, m, "S5")
 	var ignore *Rule
 	for _, r := range m.Rules {
 		if r.From == s5 && r.Kind == Ignore && r.Event != nil && r.Event.Name == "Go" {

@@ -170,10 +170,16 @@ func (m *Machine) settleFrom(rw regionWay, hist []*State, depth int) ([]regionWa
 // machine made by Restore, which remembers nothing: the histories its
 // ways go into enter their defaults.
 func (m *Machine) settleFresh(rw regionWay) []regionWay {
+	return m.freshFrom(rw, len(m.States))
+}
+
+// freshFrom is settleFresh, entering parallel states anew at most depth
+// times more (see settleFrom).
+func (m *Machine) freshFrom(rw regionWay, depth int) []regionWay {
 	var ways []regionWay
 	for _, s := range m.settleEntry(rw) {
-		if s.way != rw.way && reenters(s) {
-			ways = append(ways, m.settleFresh(s)...)
+		if s.way != rw.way && reenters(s) && depth > 0 {
+			ways = append(ways, m.freshFrom(s, depth-1)...)
 			continue
 		}
 		ways = append(ways, s)

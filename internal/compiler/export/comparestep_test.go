@@ -57,14 +57,17 @@ func compareStep(t *testing.T, tg target, m *fsm.Machine, name, prev string, g g
 			jsActions = append(jsActions, c)
 		}
 	}
-	goEffects := slices.Clone(g.Effects)
-	if reordered {
-		// The effects of entries and exits (inside regions) run in
-		// SCION's order too: compared as a set, as the actions are.
-		slices.Sort(goEffects)
-		slices.Sort(jsEffects)
+	// same compares the Go machine's list with the JS one's, as a set when
+	// the target reordered them (the effects of entries and exits inside
+	// regions run in SCION's order too, as the actions do).
+	same := func(goList, jsList []string, what string) bool {
+		if reordered {
+			slices.Sort(goList)
+			slices.Sort(jsList)
+		}
+		return assert.Equal(t, nonNil(goList), nonNil(jsList), "%s: %s", name, what)
 	}
-	ok = assert.Equal(t, nonNil(goEffects), nonNil(jsEffects), "%s: the effects run", name) && ok
+	ok = same(slices.Clone(g.Effects), jsEffects, "the effects run") && ok
 	var actions []string
 	for _, a := range g.Actions {
 		act := actionOf(t, m, a.Kind)
@@ -72,11 +75,7 @@ func compareStep(t *testing.T, tg target, m *fsm.Machine, name, prev string, g g
 			actions = append(actions, act.Name)
 		}
 	}
-	if reordered {
-		slices.Sort(actions)
-		slices.Sort(jsActions)
-	}
-	ok = assert.Equal(t, nonNil(actions), nonNil(jsActions), "%s: the actions", name) && ok
+	ok = same(actions, jsActions, "the actions") && ok
 	var timers []string
 	for _, tm := range g.Timers {
 		timers = append(timers, tg.timerName(m, timerOf(t, m, tm.State, tm.Timer)))

@@ -247,9 +247,8 @@ func (m *Machine) parallelPaths(b *builder) {
 				b.errorf(r.Pos, "rule %s can never fire: %s is reached, but in every configuration the machine reaches with it, another region decides %s first (a region that rejects it refuses it for the machine, a row that leaves the parallel state drops the other regions' rules, and a region of a parallel state inside decides before the states around it); remove the rule", r.Label, r.From.Name, r.Event.Name)
 				continue
 			}
-			if s := r.From; s != nil && s.Region != nil && slices.ContainsFunc(s.Region.Leaves, func(l *State) bool { return passed[l] && !active[l] && (l == s || s.Contains(l)) }) {
+			if l := enteredOnly(r.From, passed, active); l != nil {
 				// Entered, and left in the same step every time.
-				l := s.Region.Leaves[slices.IndexFunc(s.Region.Leaves, func(l *State) bool { return passed[l] && !active[l] && (l == s || s.Contains(l)) })]
 				if l.Choice != nil {
 					b.errorf(r.Pos, "rule %s can never fire: the machine enters %s, but never rests there: in every step that enters it, the eventless rules of %s leave it in that step (an In(State) guard that the configuration entered answers, say); guard them so that they may fail there, or remove the rule", r.Label, l.Name, l.Name)
 				} else {
@@ -264,6 +263,19 @@ func (m *Machine) parallelPaths(b *builder) {
 	}
 	m.Witnesses, m.PathEnds = nil, nil
 	m.witnesses()
+}
+
+// enteredOnly returns a leaf of s (s itself, or one inside it) in a
+// region that the search entered (passed) but never rested in (active);
+// nil when there is none, or s is in no region.
+func enteredOnly(s *State, passed, active map[*State]bool) *State {
+	if s == nil || s.Region == nil {
+		return nil
+	}
+	if i := slices.IndexFunc(s.Region.Leaves, func(l *State) bool { return passed[l] && !active[l] && (l == s || s.Contains(l)) }); i >= 0 {
+		return s.Region.Leaves[i]
+	}
+	return nil
 }
 
 // restoredOnly reports whether r, which fires in no configuration the

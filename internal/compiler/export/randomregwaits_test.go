@@ -61,11 +61,7 @@ func (g *chartGen) regionWaits() {
 			}
 			var can []*rnode
 			for _, n := range resting(reg) {
-				remembered := false // by a history inside the region (refused)
-				for a := n.parent; a != nil && a != p; a = a.parent {
-					remembered = remembered || a.history != ""
-				}
-				if !n.final && !remembered {
+				if !n.final {
 					can = append(can, n)
 				}
 			}

@@ -86,13 +86,16 @@ func (m *Machine) continueFinal(rw regionWay, hist []*State) []regionWay {
 // that remembers hist, a variant that resumes a final state (whose
 // composite state's done transition leaves the history's state, or a
 // final state of the region whose parallel state has a done transition,
-// which the history of the region's own state remembers), the step goes
-// on as when a rule enters the final state (settle): through that done
-// transition, or, once every region is final, the parallel state's. So
-// it does, from the state the variant resumes, when the way went on
+// which the history of the region's own state remembers), or a state
+// that waits, the step goes on as when a rule enters that state (settle):
+// through that done transition, or, once every region is final, the
+// parallel state's; through the eventless rules of the state that waits.
+// So it does, from the state the variant resumes, when the way went on
 // after its first rules from the default's (a transient initial state's
-// eventless rules, say). The way's first rules are taken again with the
-// variants picked, and settled anew; rw itself otherwise.
+// eventless rules, say), and whenever the parallel state has states that
+// wait, whose In(State) guards may read the state resumed. The way's
+// first rules are taken again with the variants picked, and settled
+// anew; rw itself otherwise.
 func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 	w := rw.way
 	if w.micro == 0 || w.head != nil || !slices.ContainsFunc(w.Rules[:w.micro], func(r *Rule) bool { return len(r.Variants) > 0 }) {
@@ -100,13 +103,13 @@ func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 	}
 	res, _ := m.resolveRegional(rw, hist)
 	out := res.way
-	picked, resumesFinal := false, false
+	picked, goesOn := false, false
 	for i := range w.micro {
 		if r := out.Rules[i]; r != w.Rules[i] {
-			picked, resumesFinal = true, resumesFinal || resumesEnd(r)
+			picked, goesOn = true, goesOn || resumesEnd(r) || r.To != nil && r.To.Waits
 		}
 	}
-	if !resumesFinal && (!picked || len(w.Rules) == w.micro) {
+	if !goesOn && (!picked || len(w.Rules) == w.micro && !w.From.WaitsIn()) {
 		return []regionWay{rw}
 	}
 	p := w.From
@@ -201,9 +204,10 @@ func intoWaiting(w *Way, hist []*State) ([]*Way, [][]*State) {
 // states, resolved from a machine made by Restore in configuration cfg
 // (see resolveFresh): when it resumes a state that waits through a
 // history, one way per branch of that state's eventless rules and one
-// that stays, each with its trace worked out again; w itself otherwise.
+// that stays, each with its trace worked out again; w itself otherwise,
+// and for a way the regions take (continueRegion settles those).
 func (m *Machine) freshWaiting(w *Way, cfg []*State) []*Way {
-	if !resumesWaiting(w) {
+	if w.Regional || !resumesWaiting(w) {
 		return []*Way{w}
 	}
 	last := lastMove(w)

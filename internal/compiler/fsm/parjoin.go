@@ -191,7 +191,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 	if restlessHistory(m, diags) {
 		return // the paths would not find the history's variants
 	}
-	if eventlessResumesEnd(m, diags) {
+	if eventlessIntoHistory(m, diags) {
 		return // the paths would miss the done transition's guards
 	}
 	if finalLoop(m, diags) {

@@ -243,7 +243,12 @@ func (m *Machine) parallelPaths(b *builder) {
 		}
 		if found[r.Index] == nil {
 			if r.From != nil && r.Event != nil && r.From.Region != nil && slices.ContainsFunc(r.From.Region.Leaves, func(l *State) bool { return active[l] && (l == r.From || r.From.Contains(l)) }) {
-				// Its state is reached: the event always goes elsewhere.
+				// Its state is reached: the event always goes elsewhere,
+				// or its In(State) guard never holds there.
+				if r.Guard != nil && r.Guard.In != nil {
+					b.errorf(r.Pos, "rule %s can never fire: %s is reached, but never while %s is active and no other region decides %s first (a region that rejects it refuses it for the machine, a row that leaves the parallel state drops the other regions' rules); test In() of a state that is active beside %s, or remove the rule", r.Label, r.From.Name, r.Guard.In.Name, r.Event.Name, r.From.Name)
+					continue
+				}
 				b.errorf(r.Pos, "rule %s can never fire: %s is reached, but in every configuration the machine reaches with it, another region decides %s first (a region that rejects it refuses it for the machine, a row that leaves the parallel state drops the other regions' rules, and a region of a parallel state inside decides before the states around it); remove the rule", r.Label, r.From.Name, r.Event.Name)
 				continue
 			}

@@ -15,10 +15,12 @@ import (
 
 // waitRefusals reports the states that wait inside regions where fsmgen
 // does not write them, and whether it reported any: in a region of a
-// parallel state inside another's region, or beside one; and where a
-// history inside the region may resume them. (Beside
+// parallel state inside another's region, or beside one. (Beside
 // deferrals they are written: a deferral tests nothing, and recall
-// follows once the step's eventless rules have settled.)
+// follows once the step's eventless rules have settled. Under a history
+// inside the region, too: a region's rule into the history tests the
+// eventless rules of the state it resumes, and eventlessIntoHistory
+// refuses an eventless rule into it.)
 func waitRefusals(m *Machine, diags *diag.List) bool {
 	refused := false
 	for _, p := range m.States {
@@ -49,11 +51,6 @@ func waitShape(m *Machine, p *State, reg *Region, s *State) string {
 		return slices.ContainsFunc(r.Leaves, func(l *State) bool { return l.Regions != nil })
 	}):
 		return "a region of " + p.Name + " holds a parallel state"
-	}
-	for _, h := range m.Histories {
-		if h.Region == reg && h.Contains(s) {
-			return "the history of " + h.Name + " may resume it"
-		}
 	}
 	return ""
 }

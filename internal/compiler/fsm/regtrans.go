@@ -311,27 +311,36 @@ func restlessHistory(m *Machine, diags *diag.List) bool {
 	return refused
 }
 
-// eventlessResumesEnd refuses an eventless rule of a state inside a
+// eventlessIntoHistory refuses an eventless rule of a state inside a
 // region (a transient state's, or one that waits) into a history inside
 // the region that may resume a final state whose done transition then
-// follows in the step (resumesEnd). The generated code takes that done
-// transition; the witness paths pick the history's variant only after
-// the step's eventless rules (see continueRegion, which goes on from a
-// variant among the step's first rules only), so its guards would be
-// missing from the generated tests. It reports whether it refused one.
-func eventlessResumesEnd(m *Machine, diags *diag.List) bool {
+// follows in the step (resumesEnd); and such a rule, or a done
+// transition of a composite state inside the region, into a history
+// that may enter a state that waits (the default or a variant), whose
+// eventless rules are then tested in the step. The generated code takes
+// that done transition, or tests those rules; the witness paths pick the
+// history's variant only after the step's eventless rules and done
+// transitions (see continueRegion, which goes on from a variant among
+// the step's first rules only), so their guards would be missing from
+// the generated tests, or the default's tested where a variant rests.
+// It reports whether it refused one.
+func eventlessIntoHistory(m *Machine, diags *diag.List) bool {
 	refused := false
 	for _, r := range m.AllRules() {
-		if r.Event != nil || r.Timer != nil || r.Done != nil || r.History == nil || r.From == nil || r.From.Region == nil {
+		if r.Event != nil || r.Timer != nil || r.History == nil || r.Resume != nil || r.From == nil || r.From.Region == nil {
 			continue
 		}
-		i := slices.IndexFunc(r.Variants, resumesEnd)
-		if i < 0 {
-			continue
+		reg, kind, after := r.From.Region, "eventless rule", "an eventless rule's"
+		if r.Done != nil {
+			kind, after = "done transition", "a done transition's"
 		}
-		reg, end := r.From.Region, r.Variants[i].To
-		refused = true
-		diags.Errorf(r.Pos, "region %s of parallel state %s has eventless rule %s into the history of %s, which may resume final state %s, whose done transition then follows in the same step: fsmgen does not follow a done transition after an eventless rule's history yet; lead the rule to a state of %s instead, or give %s no history", reg.Root.Name, reg.Parallel.Name, r.Label, r.History.Name, end.Name, r.History.Name, r.History.Name)
+		if i := slices.IndexFunc(r.Variants, resumesEnd); i >= 0 && r.Done == nil {
+			refused = true
+			diags.Errorf(r.Pos, "region %s of parallel state %s has eventless rule %s into the history of %s, which may resume final state %s, whose done transition then follows in the same step: fsmgen does not follow a done transition after an eventless rule's history yet; lead the rule to a state of %s instead, or give %s no history", reg.Root.Name, reg.Parallel.Name, r.Label, r.History.Name, r.Variants[i].To.Name, r.History.Name, r.History.Name)
+		} else if i := slices.IndexFunc(append([]*Rule{r}, r.Variants...), func(v *Rule) bool { return v.To != nil && v.To.Waits }); i >= 0 {
+			refused = true
+			diags.Errorf(r.Pos, "region %s of parallel state %s has %s %s into the history of %s, which may enter state %s, whose eventless rules are then tested in the same step: fsmgen does not test them after %s history yet; lead the rule to a state of %s instead, or give %s no history", reg.Root.Name, reg.Parallel.Name, kind, r.Label, r.History.Name, append([]*Rule{r}, r.Variants...)[i].To.Name, after, r.History.Name, r.History.Name)
+		}
 	}
 	return refused
 }

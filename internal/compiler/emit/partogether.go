@@ -184,7 +184,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 	}
 	if p.WaitsIn() {
 		if moves || !ignores {
-			take = append(take, jen.Return(waitCall(p, orNil(tookEnding(p, inv, e)))))
+			take = append(take, jen.Return(waitCall(p, orNil(anyOf(tookEnding(p, inv, e))))))
 		}
 		if some != nil {
 			out = append(out, jen.If(some).Block(take...))
@@ -238,14 +238,16 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		take = append(take, g.completionOf(p, nil, func(q *fsm.State) jen.Code {
 			took := tookEnding(q, inv, e)
 			switch {
-			case q == p && was != nil && took == nil:
+			case q == p && was != nil && len(took) == 0:
 				return jen.Op("!").Add(was)
 			case q == p && was != nil:
-				return jen.Parens(jen.Add(took).Op("||").Op("!").Add(was))
-			case took == nil:
+				return jen.Parens(jen.Add(anyOf(took)).Op("||").Op("!").Add(was))
+			case len(took) == 0:
 				return nil
+			case len(took) == 1:
+				return took[0]
 			}
-			return jen.Parens(took)
+			return jen.Parens(anyOf(took))
 		}, own))
 	}
 	if moves || !ignores {
@@ -414,10 +416,11 @@ func (g *goGen) readsFrom(reg *fsm.Region, e *fsm.Event) bool {
 	return false
 }
 
-// tookEnding is the test that the rule a region of q among inv picked for
-// e (its local t) enters a final leaf of it, nil when none may.
-func tookEnding(q *fsm.State, inv []*fsm.Region, e *fsm.Event) *jen.Statement {
-	var test *jen.Statement
+// tookEnding returns the tests that the rule a region of q among inv
+// picked for e (its local t) enters a final leaf of it, one per such
+// rule (any of them tells): none when no rule may.
+func tookEnding(q *fsm.State, inv []*fsm.Region, e *fsm.Event) []*jen.Statement {
+	var tests []*jen.Statement
 	seen := map[*fsm.Rule]bool{} // (a fallback's rules may be in several chains)
 	for _, reg := range inv {
 		if !slices.Contains(q.Regions, reg) {
@@ -431,17 +434,12 @@ func tookEnding(q *fsm.State, inv []*fsm.Region, e *fsm.Event) *jen.Statement {
 						continue
 					}
 					seen[r] = true
-					eq := jen.Id(local("t", reg)).Op("==").Lit(r.Index)
-					if test == nil {
-						test = eq
-					} else {
-						test = jen.Add(test).Op("||").Add(eq)
-					}
+					tests = append(tests, jen.Id(local("t", reg)).Op("==").Lit(r.Index))
 				}
 			}
 		}
 	}
-	return test
+	return tests
 }
 
 // orNil returns test as a jen.Code, nil when it is nil.

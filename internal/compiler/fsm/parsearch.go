@@ -242,6 +242,12 @@ func (m *Machine) parallelPaths(b *builder) {
 			continue
 		}
 		if found[r.Index] == nil {
+			if src := r.Source; src != nil && r.Event != nil && src.Region != nil && slices.ContainsFunc(src.Region.Leaves, func(l *State) bool { return active[l] && (l == src || src.Contains(l)) }) {
+				// A region's row that leaves its parallel state, whose
+				// state is reached: the event always goes elsewhere.
+				b.errorf(r.Pos, "rule %s can never fire: %s is reached, but in every configuration the machine reaches with it, another region decides %s first (a region before %s that takes it by a transition with a target, or leaves %s, wins over a later region's row that leaves it, SCXML 1.0 §3.13, removeConflictingTransitions; a region that rejects it refuses it for the machine); remove the rule", r.Label, src.Name, r.Event.Name, src.Region.Root.Name, r.From.Name)
+				continue
+			}
 			if r.From != nil && r.Event != nil && r.From.Region != nil && slices.ContainsFunc(r.From.Region.Leaves, func(l *State) bool { return active[l] && (l == r.From || r.From.Contains(l)) }) {
 				// Its state is reached: the event always goes elsewhere,
 				// or its In(State) guard never holds there.

@@ -192,7 +192,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 		return // the paths would not find the history's variants
 	}
 	if eventlessIntoHistory(m, diags) {
-		return // the paths would miss the done transition's guards
+		return // the paths would miss the guards that follow the history
 	}
 	if finalLoop(m, diags) {
 		return // the paths would resume the history without end

@@ -30,7 +30,7 @@ func waitRefusals(m *Machine, diags *diag.List) bool {
 		for _, reg := range p.Flat {
 			for _, s := range reg.Leaves {
 				if s.Waits {
-					if why := waitShape(m, p, reg, s); why != "" {
+					if why := waitShape(p, reg); why != "" {
 						refused = true
 						diags.Errorf(s.Pos, "state %s waits on eventless transitions inside region %s of parallel state %s, and %s: fsmgen does not write a state that waits there yet; name the event that moves %s", s.Name, reg.Root.Name, p.Name, why, s.Name)
 					}
@@ -41,9 +41,9 @@ func waitRefusals(m *Machine, diags *diag.List) bool {
 	return refused
 }
 
-// waitShape returns why fsmgen does not write state s, which waits in
+// waitShape returns why fsmgen does not write the states that wait in
 // region reg of parallel state p; "" when it does.
-func waitShape(m *Machine, p *State, reg *Region, s *State) string {
+func waitShape(p *State, reg *Region) string {
 	switch {
 	case reg.Host != nil || reg.Group != nil:
 		return "that region belongs to a parallel state inside a region of " + p.Name

@@ -334,16 +334,22 @@ func eventlessIntoHistory(m *Machine, diags *diag.List) bool {
 		if r.Done != nil {
 			kind, after = "done transition", "a done transition's"
 		}
+		all := append([]*Rule{r}, r.Variants...) // the default and the variants
 		if i := slices.IndexFunc(r.Variants, resumesEnd); i >= 0 && r.Done == nil {
 			refused = true
 			diags.Errorf(r.Pos, "region %s of parallel state %s has eventless rule %s into the history of %s, which may resume final state %s, whose done transition then follows in the same step: fsmgen does not follow a done transition after an eventless rule's history yet; lead the rule to a state of %s instead, or give %s no history", reg.Root.Name, reg.Parallel.Name, r.Label, r.History.Name, r.Variants[i].To.Name, r.History.Name, r.History.Name)
-		} else if i := slices.IndexFunc(append([]*Rule{r}, r.Variants...), func(v *Rule) bool { return v.To != nil && v.To.Waits }); i >= 0 {
+		} else if j := slices.IndexFunc(all, entersWaiting); j >= 0 {
 			refused = true
-			diags.Errorf(r.Pos, "region %s of parallel state %s has %s %s into the history of %s, which may enter state %s, whose eventless rules are then tested in the same step: fsmgen does not test them after %s history yet; lead the rule to a state of %s instead, or give %s no history", reg.Root.Name, reg.Parallel.Name, kind, r.Label, r.History.Name, append([]*Rule{r}, r.Variants...)[i].To.Name, after, r.History.Name, r.History.Name)
+			to := all[j].To
+			diags.Errorf(r.Pos, "region %s of parallel state %s has %s %s into the history of %s, which may enter state %s, whose eventless rules are then tested in the same step: fsmgen does not test them after %s history yet; lead the rule to a state of %s instead, or give %s no history", reg.Root.Name, reg.Parallel.Name, kind, r.Label, r.History.Name, to.Name, after, r.History.Name, r.History.Name)
 		}
 	}
 	return refused
 }
+
+// entersWaiting reports whether rule r (a history's default or
+// variant) enters a state that waits.
+func entersWaiting(r *Rule) bool { return r.To != nil && r.To.Waits }
 
 // restsIn returns the leaves the regions of w.To rest in after way w
 // whose rules settled them after entering it (see Way.head): the leaves

@@ -104,7 +104,10 @@ func (a *Agent) Granted(tool string) bool { return a.gate.Granted(tool) }
 // for others come one at a time.
 func (a *Agent) AskUser(ctx context.Context, key string, q approval.Question) (approval.Answer, error) {
 	l := a.loop
-	return a.gate.Ask(ctx, key, func() {
-		_ = l.Call(ctx, func() { a.display.Ask(q) })
+	return a.gate.Ask(ctx, key, func(onScreen func()) {
+		_ = l.Call(ctx, func() {
+			onScreen()
+			a.display.Ask(q)
+		})
 	})
 }

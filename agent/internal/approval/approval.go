@@ -273,10 +273,14 @@ func (g *Gate) Granted(tool string) bool {
 	return g.always[tool]
 }
 
-// Ask shows the question (show is called once the gate waits for the
-// answer) and waits for the answer to it, or for ctx to end. Questions
-// asked at once are asked one after another.
-func (g *Gate) Ask(ctx context.Context, tool string, show func()) (Answer, error) {
+// Ask shows the question and waits for the answer to it, or for ctx to
+// end. Questions asked at once are asked one after another. Show puts
+// the question on the screen, and calls onScreen right before it draws
+// it: from then on a line typed is its answer. (Before, while the
+// question waits its turn to be drawn, a line is TooEarly; after the
+// drawing would be too late: a user, or a program, answering what it
+// sees may type before show returns.)
+func (g *Gate) Ask(ctx context.Context, tool string, show func(onScreen func())) (Answer, error) {
 	g.mu.Lock()
 	g.coming++
 	g.mu.Unlock()
@@ -308,10 +312,18 @@ func (g *Gate) Ask(ctx context.Context, tool string, show func()) (Answer, error
 		}
 		g.mu.Unlock()
 	}()
-	show()
-	// Only now is a line typed its answer.
+	// Only once the question is on the screen is a line typed its
+	// answer (when show returns without drawing it, from then on).
+	onScreen := func() {
+		g.mu.Lock()
+		if !shown {
+			g.pending, g.coming, shown = ch, g.coming-1, true
+		}
+		g.mu.Unlock()
+	}
+	show(onScreen)
+	onScreen()
 	g.mu.Lock()
-	g.pending, g.coming, shown = ch, g.coming-1, true
 	closed := g.closed
 	g.mu.Unlock()
 	if closed != "" {

@@ -135,7 +135,7 @@ func testGate(t *testing.T) {
 		shown := make(chan struct{})
 		done := make(chan result, 1)
 		go func() {
-			a, err := g.Ask(ctx, tool, func() { close(shown) })
+			a, err := g.Ask(ctx, tool, func(func()) { close(shown) })
 			done <- result{a, err}
 		}()
 		<-shown
@@ -175,10 +175,10 @@ func testGate(t *testing.T) {
 	<-shown
 	g.Close("the input ended")
 	assert.Equal(t, approval.Answer{Verdict: approval.Refused, Reason: "the input ended"}, (<-done).a, "closed, the question waiting is refused")
-	a, err := g.Ask(context.Background(), "bash", func() { t.Error("a closed gate shows no question") })
+	a, err := g.Ask(context.Background(), "bash", func(func()) { t.Error("a closed gate shows no question") })
 	require.NoError(t, err)
 	assert.Equal(t, approval.Refused, a.Verdict, "and so is every later one")
-	a, err = g.Ask(context.Background(), "edit_file", func() { t.Error("a tool granted always is not asked about") })
+	a, err = g.Ask(context.Background(), "edit_file", func(func()) { t.Error("a tool granted always is not asked about") })
 	require.NoError(t, err)
 	assert.Equal(t, approval.Always, a.Verdict)
 }
@@ -194,7 +194,7 @@ func TestGateTypedAhead(t *testing.T) {
 		showing, release := make(chan struct{}), make(chan struct{})
 		done := make(chan approval.Answer, 1)
 		go func() {
-			a, err := g.Ask(context.Background(), "bash", func() { close(showing); <-release })
+			a, err := g.Ask(context.Background(), "bash", func(func()) { close(showing); <-release })
 			assert.NoError(t, err)
 			done <- a
 		}()
@@ -206,6 +206,33 @@ func TestGateTypedAhead(t *testing.T) {
 		assert.True(t, g.Waiting())
 		assert.Equal(t, approval.Answered, g.Offer("n later"))
 		assert.Equal(t, approval.Answer{Verdict: approval.Refused, Reason: "later"}, <-done)
+		assert.Equal(t, approval.NotAnswer, g.Offer("y"), "answered: a message again")
+	})
+}
+
+// TestGateAnsweredWhileDrawn checks that a line typed once the question
+// is being drawn (show called onScreen) is its answer, though show has not
+// returned: a program answering the question as its display shows it
+// once lost the answer to TooEarly and waited for ever.
+func TestGateAnsweredWhileDrawn(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		g := approval.NewGate()
+		drawn, release := make(chan struct{}), make(chan struct{})
+		done := make(chan approval.Answer, 1)
+		go func() {
+			a, err := g.Ask(context.Background(), "bash", func(onScreen func()) {
+				onScreen()
+				close(drawn)
+				<-release
+			})
+			assert.NoError(t, err)
+			done <- a
+		}()
+		<-drawn
+		assert.Equal(t, approval.Answered, g.Offer("y"), "typed once the question is drawn")
+		close(release)
+		assert.Equal(t, approval.Answer{Verdict: approval.Granted}, <-done)
 		assert.Equal(t, approval.NotAnswer, g.Offer("y"), "answered: a message again")
 	})
 }

@@ -891,9 +891,8 @@ func (m *Machine) HandleEvent(ev Event) error {
 			return m.takeConnectedLeftMessage(ev)
 		case *TakenOffHold:
 			// OnHold --TakenOffHold--> Talking.history
-			h := m.hist[0]
-			switch {
-			case h == StateSpeakerphone:
+			switch m.hist[0] {
+			case StateSpeakerphone:
 				// OnHold --TakenOffHold--> Talking.history (was in Speakerphone)
 				m.core.State = StateSpeakerphone
 				m.core.Start(28, StateOnHold)

@@ -536,35 +536,34 @@ func (m *Machine) HandleEvent(ev Event) error {
 		switch ev.(type) {
 		case *Power:
 			// Off --Power--> On.history
-			h := m.hist[0]
-			switch {
-			case h == StateNormal:
+			switch m.hist[0] {
+			case StateNormal:
 				// Off --Power--> On.history (was in Normal)
 				m.core.State = StateNormal
 				m.core.Start(1, StateOff)
 				m.h.PowerOn()
 				m.h.Spin()
 				return m.core.Finish()
-			case h == StateFast:
+			case StateFast:
 				// Off --Power--> On.history (was in Fast)
 				m.core.State = StateFast
 				m.core.Start(2, StateOff)
 				m.h.PowerOn()
 				m.h.Spin()
 				return m.core.Finish()
-			case h == StateAudio:
+			case StateAudio:
 				// Off --Power--> On.history (was in Audio)
 				m.core.State = StateAudio
 				m.core.Start(3, StateOff)
 				m.h.PowerOn()
 				return m.core.Finish()
-			case h == StateSize:
+			case StateSize:
 				// Off --Power--> On.history (was in Size)
 				m.core.State = StateSize
 				m.core.Start(4, StateOff)
 				m.h.PowerOn()
 				return m.core.Finish()
-			case h == StateColour:
+			case StateColour:
 				// Off --Power--> On.history (was in Colour)
 				m.core.State = StateColour
 				m.core.Start(5, StateOff)
@@ -603,31 +602,30 @@ func (m *Machine) HandleEvent(ev Event) error {
 			}
 		case *Back:
 			// Stopped --Back--> On.history
-			h := m.hist[0]
-			switch {
-			case h == StateNormal:
+			switch m.hist[0] {
+			case StateNormal:
 				// Stopped --Back--> On.history (was in Normal)
 				m.core.State = StateNormal
 				m.core.Start(13, StateStopped)
 				m.h.Spin()
 				return m.core.Finish()
-			case h == StateFast:
+			case StateFast:
 				// Stopped --Back--> On.history (was in Fast)
 				m.core.State = StateFast
 				m.core.Start(14, StateStopped)
 				m.h.Spin()
 				return m.core.Finish()
-			case h == StateAudio:
+			case StateAudio:
 				// Stopped --Back--> On.history (was in Audio)
 				m.core.State = StateAudio
 				m.core.Start(15, StateStopped)
 				return m.core.Finish()
-			case h == StateSize:
+			case StateSize:
 				// Stopped --Back--> On.history (was in Size)
 				m.core.State = StateSize
 				m.core.Start(16, StateStopped)
 				return m.core.Finish()
-			case h == StateColour:
+			case StateColour:
 				// Stopped --Back--> On.history (was in Colour)
 				m.core.State = StateColour
 				m.core.Start(17, StateStopped)
@@ -666,9 +664,8 @@ func (m *Machine) HandleEvent(ev Event) error {
 			}
 		case *Back:
 			// Playing --Back--> On.history
-			h := m.hist[0]
-			switch {
-			case h == StateNormal:
+			switch m.hist[0] {
+			case StateNormal:
 				// Playing --Back--> On.history (was in Normal)
 				from := m.core.State
 				m.core.State = StateNormal
@@ -676,7 +673,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.h.Brake()
 				m.h.Spin()
 				return m.core.Finish()
-			case h == StateFast:
+			case StateFast:
 				// Playing --Back--> On.history (was in Fast)
 				from := m.core.State
 				m.core.State = StateFast
@@ -684,21 +681,21 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.h.Brake()
 				m.h.Spin()
 				return m.core.Finish()
-			case h == StateAudio:
+			case StateAudio:
 				// Playing --Back--> On.history (was in Audio)
 				from := m.core.State
 				m.core.State = StateAudio
 				m.core.Start(29, from)
 				m.h.Brake()
 				return m.core.Finish()
-			case h == StateSize:
+			case StateSize:
 				// Playing --Back--> On.history (was in Size)
 				from := m.core.State
 				m.core.State = StateSize
 				m.core.Start(30, from)
 				m.h.Brake()
 				return m.core.Finish()
-			case h == StateColour:
+			case StateColour:
 				// Playing --Back--> On.history (was in Colour)
 				from := m.core.State
 				m.core.State = StateColour
@@ -751,9 +748,8 @@ func (m *Machine) HandleEvent(ev Event) error {
 			}
 		case *Back:
 			// Playing --Back--> On.history
-			h := m.hist[0]
-			switch {
-			case h == StateNormal:
+			switch m.hist[0] {
+			case StateNormal:
 				// Playing --Back--> On.history (was in Normal)
 				from := m.core.State
 				m.core.State = StateNormal
@@ -761,7 +757,7 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.h.Brake()
 				m.h.Spin()
 				return m.core.Finish()
-			case h == StateFast:
+			case StateFast:
 				// Playing --Back--> On.history (was in Fast)
 				from := m.core.State
 				m.core.State = StateFast
@@ -769,21 +765,21 @@ func (m *Machine) HandleEvent(ev Event) error {
 				m.h.Brake()
 				m.h.Spin()
 				return m.core.Finish()
-			case h == StateAudio:
+			case StateAudio:
 				// Playing --Back--> On.history (was in Audio)
 				from := m.core.State
 				m.core.State = StateAudio
 				m.core.Start(29, from)
 				m.h.Brake()
 				return m.core.Finish()
-			case h == StateSize:
+			case StateSize:
 				// Playing --Back--> On.history (was in Size)
 				from := m.core.State
 				m.core.State = StateSize
 				m.core.Start(30, from)
 				m.h.Brake()
 				return m.core.Finish()
-			case h == StateColour:
+			case StateColour:
 				// Playing --Back--> On.history (was in Colour)
 				from := m.core.State
 				m.core.State = StateColour

@@ -353,42 +353,81 @@ func (g *goGen) ruleBody(r *fsm.Rule) []jen.Code {
 // what the machine remembers, each case one variant of the rule, the
 // default (nothing remembered, or the initial child) the rule itself:
 //
-//	switch h := m.hist[0]; {
-//	case h == StatePaused:
+//	switch m.hist[0] {
+//	case StatePaused:
 //		<the rule, into Paused>
 //	default:
 //		<the rule, into the initial child>
 //	}
 //
-// A rule that leaves the composite state itself, or a parallel state
+// (see pickVariant). A rule that leaves the composite state itself, or a parallel state
 // around the region it is in, picks by the leaf it leaves, which it
 // remembers first (UML and SCXML record the history on exit, before the
 // target is entered).
 func (g *goGen) historyBody(r *fsm.Rule) []jen.Code {
 	mem := jen.Id("m").Dot("hist").Index(jen.Lit(r.History.Hist))
-	var out []jen.Code
-	key := jen.Id("h")
+	var pre []jen.Code
 	switch leaves, always := r.Key(); {
 	case leaves && always:
-		key = core().Dot("State")
+		return pickVariant(nil, core().Dot("State"), false, r, g.ruleSteps, g.ruleSteps(r))
 	case leaves:
-		out = append(out, jen.Id("h").Op(":=").Add(mem),
-			jen.If(within(core().Dot("State"), r.History)).Block(jen.Id("h").Op("=").Add(core().Dot("State"))))
+		pre = []jen.Code{jen.Id("h").Op(":=").Add(mem),
+			jen.If(within(core().Dot("State"), r.History)).Block(jen.Id("h").Op("=").Add(core().Dot("State")))}
 	case leavesAround(r):
 		// The history is inside a region of a parallel state the rule
 		// leaves, which remembers the region's leaf first.
 		reg := r.History.Region
-		out = append(out, jen.Id("h").Op(":=").Add(mem),
-			jen.If(within(rgn(reg), r.History)).Block(jen.Id("h").Op("=").Add(rgn(reg))))
+		pre = []jen.Code{jen.Id("h").Op(":=").Add(mem),
+			jen.If(within(rgn(reg), r.History)).Block(jen.Id("h").Op("=").Add(rgn(reg)))}
 	default:
-		out = append(out, jen.Id("h").Op(":=").Add(mem))
+		return pickVariant(nil, mem, true, r, g.ruleSteps, g.ruleSteps(r))
 	}
+	return pickVariant(pre, jen.Id("h"), false, r, g.ruleSteps, g.ruleSteps(r))
+}
+
+// pickVariant emits the switch that picks the variant of rule r into a
+// history by key, after pre: each variant's case runs each(v), the
+// default def. When every variant resumes one leaf, a switch on key:
+//
+//	switch m.hist[0] {
+//	case StatePaused:
+//		<the rule, into Paused>
+//	default:
+//		<the rule, into the initial child>
+//	}
+//
+// and otherwise one on conditions (a deep history resumes a composite
+// state's leaves, a range of kinds: h >= StateSize && h <= StateColour),
+// key read once into h first when read (the memory itself).
+func pickVariant(pre []jen.Code, key *jen.Statement, read bool, r *fsm.Rule, each func(*fsm.Rule) []jen.Code, def []jen.Code) []jen.Code {
+	tagged := !slices.ContainsFunc(r.Variants, func(v *fsm.Rule) bool { return v.Resume.Composite() && v.Resume.First != v.Resume.Last })
 	var cases []jen.Code
 	for _, v := range r.Variants {
-		cases = append(cases, jen.Case(within(key.Clone(), v.Resume)).Block(append([]jen.Code{comment("", v.Label)}, g.ruleSteps(v)...)...))
+		test := within(key.Clone(), v.Resume)
+		if tagged {
+			test = jen.Id(descendKind(v.Resume))
+		} else if read {
+			test = within(jen.Id("h"), v.Resume)
+		}
+		cases = append(cases, jen.Case(test).Block(append([]jen.Code{comment("", v.Label)}, each(v)...)...))
 	}
-	cases = append(cases, jen.Default().Block(g.ruleSteps(r)...))
-	return append(out, jen.Switch().Block(cases...))
+	cases = append(cases, jen.Default().Block(def...))
+	switch {
+	case tagged:
+		return append(pre, jen.Switch(key).Block(cases...))
+	case read:
+		pre = append(pre, jen.Id("h").Op(":=").Add(key))
+	}
+	return append(pre, jen.Switch().Block(cases...))
+}
+
+// descendKind names the kind of the one leaf s stands for: s, or the one
+// leaf of composite state s (see within).
+func descendKind(s *fsm.State) string {
+	if s.Composite() {
+		return s.First.KindName
+	}
+	return s.KindName
 }
 
 // leavesAround reports whether rule r, into the history of a state

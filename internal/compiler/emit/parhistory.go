@@ -16,8 +16,8 @@ import (
 // regionHistory emits a region's rule into a history, as historyBody does
 // a flat machine's, the region's leaf in place of the machine's state:
 //
-//	switch h := m.hist[1]; {
-//	case h == StateFast:
+//	switch m.hist[1] {
+//	case StateFast:
 //		<the rule, into Fast>
 //	default:
 //		<the rule, into the initial child>
@@ -30,15 +30,10 @@ func (g *goGen) regionHistory(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 // of its variants, picked by what the history remembers (see
 // regionHistKey), the rule itself, into the initial child, by default.
 func historyVariants(reg *fsm.Region, r *fsm.Rule, body func(*fsm.Rule) []jen.Code) []jen.Code {
-	out, key := regionHistKey(reg, r)
-	var cases []jen.Code
-	for _, v := range r.Variants {
-		cases = append(cases, jen.Case(within(key.Clone(), v.Resume)).Block(append([]jen.Code{comment("", v.Label)}, body(v)...)...))
-	}
+	pre, key, read := regionHistKey(reg, r)
 	def := *r
 	def.Variants = nil
-	cases = append(cases, jen.Default().Block(body(&def)...))
-	return append(out, jen.Switch().Block(cases...))
+	return pickVariant(pre, key, read, r, body, body(&def))
 }
 
 // throughVariants returns a body for the rules of region reg that emits
@@ -54,17 +49,19 @@ func throughVariants(reg *fsm.Region, one func(*fsm.Rule) []jen.Code) func(*fsm.
 }
 
 // regionHistKey returns what region rule r into a history picks its
-// variant by (see Rule.Key), and the statements that read it into h.
-func regionHistKey(reg *fsm.Region, r *fsm.Rule) ([]jen.Code, *jen.Statement) {
+// variant by (see Rule.Key), the statements that read it into h before,
+// and whether it is the memory itself, which pickVariant reads into h
+// when it tests it more than once.
+func regionHistKey(reg *fsm.Region, r *fsm.Rule) ([]jen.Code, *jen.Statement, bool) {
 	mem := jen.Id("m").Dot("hist").Index(jen.Lit(r.History.Hist))
 	switch leaves, always := r.Key(); {
 	case leaves && always:
-		return nil, rgn(reg)
+		return nil, rgn(reg), false
 	case leaves:
 		return []jen.Code{jen.Id("h").Op(":=").Add(mem),
-			jen.If(within(rgn(reg), r.History)).Block(jen.Id("h").Op("=").Add(rgn(reg)))}, jen.Id("h")
+			jen.If(within(rgn(reg), r.History)).Block(jen.Id("h").Op("=").Add(rgn(reg)))}, jen.Id("h"), false
 	default:
-		return []jen.Code{jen.Id("h").Op(":=").Add(mem)}, jen.Id("h")
+		return nil, mem, true
 	}
 }
 
@@ -76,13 +73,15 @@ func (g *goGen) regionPick(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 	if len(r.Variants) == 0 {
 		return []jen.Code{t.Op("=").Lit(r.Index)}
 	}
-	out, key := regionHistKey(reg, r)
-	var cases []jen.Code
-	for _, v := range r.Variants {
-		cases = append(cases, jen.Case(within(key.Clone(), v.Resume)).Block(jen.Id(local("t", reg)).Op("=").Lit(v.Index)))
+	pre, key, read := regionHistKey(reg, r)
+	out := pickVariant(pre, key, read, r, func(v *fsm.Rule) []jen.Code {
+		return []jen.Code{jen.Id(local("t", reg)).Op("=").Lit(v.Index)}
+	}, []jen.Code{jen.Id(local("t", reg)).Op("=").Lit(r.Index)})
+	if len(out) == 1 {
+		return out
 	}
-	cases = append(cases, jen.Default().Block(jen.Id(local("t", reg)).Op("=").Lit(r.Index)))
-	return []jen.Code{jen.Block(append(out, jen.Switch().Block(cases...))...)}
+	// (h, in a block of its own: the other regions pick theirs beside.)
+	return []jen.Code{jen.Block(out...)}
 }
 
 // withVariants returns rules, each followed by its variants into a

@@ -241,13 +241,20 @@ func (g *goGen) cellBody(c *fsm.Cell) []jen.Code {
 	var cases []jen.Code
 	for _, r := range c.Rules {
 		body := append([]jen.Code{comment("", r.Label)}, g.ruleBody(r)...)
-		if r.Guard != nil {
-			cases = append(cases, jen.Case(g.guardTest(r)).Block(body...))
-		} else {
+		if r.Guard == nil {
 			cases = append(cases, jen.Default().Block(body...))
+			continue
+		}
+		if test := g.guardTest(r); len(c.Rules) == 1 {
+			// One guard: an if reads better than a switch of one case.
+			out = append(out, jen.If(test).Block(body...))
+		} else {
+			cases = append(cases, jen.Case(test).Block(body...))
 		}
 	}
-	out = append(out, jen.Switch().Block(cases...))
+	if len(cases) > 0 {
+		out = append(out, jen.Switch().Block(cases...))
+	}
 	if f := c.Fallback; f != nil {
 		out = append(out, g.fallbackBody(f)...)
 	}

@@ -187,17 +187,24 @@ func (g *goGen) regionCell(reg *fsm.Region, c *fsm.Cell, body func(*fsm.Rule) []
 		return append([]jen.Code{comment("", c.Rules[0].Label)}, body(c.Rules[0])...)
 	}
 	var cases []jen.Code
+	var only jen.Code // the one guarded rule, when nothing else is
 	for _, r := range c.Rules {
 		b := append([]jen.Code{comment("", r.Label)}, body(r)...)
 		if r.Guard == nil {
 			cases = append(cases, jen.Default().Block(b...))
 			continue
 		}
-		cases = append(cases, jen.Case(g.guardTest(r)).Block(b...))
+		test := g.guardTest(r)
+		cases = append(cases, jen.Case(test).Block(b...))
+		only = jen.If(test).Block(b...)
 	}
 	if f := c.Fallback; f != nil && !f.Out() {
 		fall := append([]jen.Code{jen.Comment("// No guard holds: the rule of " + f.Owner.Name + ".")}, g.regionCell(reg, f, body)...)
 		cases = append(cases, jen.Default().Block(fall...))
+	}
+	if len(cases) == 1 && only != nil {
+		// One guard, nothing else: an if reads better than a switch.
+		return []jen.Code{only}
 	}
 	return []jen.Code{jen.Switch().Block(cases...)}
 }

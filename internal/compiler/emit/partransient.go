@@ -68,6 +68,11 @@ func eventlessLoop(p *fsm.State) jen.Code {
 	if p.WaitsIn() {
 		c = jen.Comment("// States that wait and transient states: their eventless rules, a microstep at a").Line().
 			Comment("// time, until none is taken.").Line()
+		if !slices.ContainsFunc(p.Flat, func(reg *fsm.Region) bool {
+			return slices.ContainsFunc(reg.Leaves, func(s *fsm.State) bool { return s.Transient })
+		}) {
+			c = jen.Comment("// States that wait: their eventless rules, a microstep at a time, until none is taken.").Line()
+		}
 	}
 	if len(eventlessLeaves(p)) == 0 {
 		return c.For(jen.Id("m").Dot(eventlessMethod(p)).Call()).Block()

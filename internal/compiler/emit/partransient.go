@@ -280,16 +280,34 @@ func (g *goGen) genEventless() {
 				body = append(body, g.hostedLefts(r, lefts)...)
 			}
 		}
-		for _, reg := range regs {
-			body = append(body, eventlessSwitch(reg, func(r *fsm.Rule) []jen.Code {
-				c := g.regionRemembers(reg, r)
-				c = append(c, rgn(reg).Op("=").Id(r.To.KindName))
-				c = append(c, raiseDone(reg, r.To)...)
-				c = append(c, g.hostedSlots(r)...)
-				return append(c, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(p.KindName)))
-			})...)
+		move := func(reg *fsm.Region, r *fsm.Rule) []jen.Code {
+			c := g.regionRemembers(reg, r)
+			c = append(c, rgn(reg).Op("=").Id(r.To.KindName))
+			c = append(c, raiseDone(reg, r.To)...)
+			c = append(c, g.hostedSlots(r)...)
+			return append(c, core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(p.KindName)))
 		}
-		for _, part := range []string{"exits", "actions", "entries"} {
+		parts := []string{"exits", "actions", "entries"}
+		if len(regs) == 1 {
+			// One region: its rule moves it, then runs its exits,
+			// actions and entries, in one switch.
+			reg := regs[0]
+			body = append(body, eventlessSwitch(reg, func(r *fsm.Rule) []jen.Code {
+				c := move(reg, r)
+				for _, part := range parts {
+					c = append(c, g.regionActs(r, jen.Id(local("from", reg)), part, true)...)
+				}
+				return c
+			})...)
+			parts = nil
+		} else {
+			for _, reg := range regs {
+				body = append(body, eventlessSwitch(reg, func(r *fsm.Rule) []jen.Code { return move(reg, r) })...)
+			}
+		}
+		// Several regions: every region moves, then the exits of all, the
+		// actions of all, the entries of all (SCXML 1.0 §3.13).
+		for _, part := range parts {
 			order := regs
 			if part == "exits" {
 				order = reversed(regs)

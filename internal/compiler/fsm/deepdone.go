@@ -178,14 +178,29 @@ func (m *Machine) rememberDone(p *State, r *Rule, cfg, hist []*State) []*State {
 // resolveSettled returns way rw, which entered a parallel state and
 // settled its regions in the same step (its head, see settleEntry), from
 // a machine that remembers hist after the head, with the memory after it:
+// what the regions' rules after the head remember as they leave states
+// with a history (a done transition that leaves its composite state from
+// a final state the step entered, say: SCXML 1.0 §3.13, exitStates), and
 // when the step ends with the parallel state's done transition, what the
 // done transition remembers as it leaves the regions (see resolveDone).
 func (m *Machine) resolveSettled(rw regionWay, hist []*State) (regionWay, []*State) {
 	w := rw.way
-	if w.head == nil || w.Final == nil {
+	if w.head == nil {
 		return rw, hist
 	}
-	return m.resolveDone(w.head.To, rw, hist)
+	p, cur := w.head.To, slices.Clone(w.entered)
+	for i, reg := range w.moved {
+		r := w.Rules[len(w.head.Rules)+i]
+		hist = m.rememberRule(r, cur[reg.Index], cur, hist)
+		if r.To != nil {
+			cur[reg.Index] = r.To
+			p.reenter(cur, []*Rule{r})
+		}
+	}
+	if w.Final == nil {
+		return rw, hist
+	}
+	return m.resolveDone(p, rw, hist)
 }
 
 // resolveDone is resolveRegional for the end of way rw, whose rules from

@@ -150,10 +150,25 @@ func (b *builder) paths() {
 			// not see: the machine's paths tell (parallelPaths).
 			continue
 		}
-		if found[r.Index] == nil {
+		if found[r.Index] == nil && !b.defaultNever(r, found) {
 			b.errorf(r.Pos, "rule %s can never fire: no state that takes it can be reached from the initial state %s", r.Label, m.Initial.Name)
 		}
 	}
+}
+
+// defaultNever reports, as an error of b, rule r into a history (the
+// default, into the history's state's initial state) when it fires on no
+// path though a variant of it does (found, by rule index): whenever the
+// machine takes it, the history remembers a state, so the default is never
+// entered. The rule is the row itself, so the message says how to make the
+// default reachable rather than to remove it.
+func (b *builder) defaultNever(r *Rule, found []*Path) bool {
+	if r.History == nil || r.Resume != nil || !slices.ContainsFunc(r.Variants, func(v *Rule) bool { return found[v.Index] != nil }) {
+		return false
+	}
+	h := r.History
+	b.errorf(r.Pos, "rule %s can never fire into its default: whenever the machine takes it, the history of %s remembers a state (the machine enters %s only in ways that leave it remembering one), so it never enters %s, its initial state; enter %s once some other way first (a rule into %s), or lead the rule to a state of %s instead of its history", r.Label, h.Name, h.Name, r.To.Name, h.Name, h.Name, h.Name)
+	return true
 }
 
 // edge is a cell a node can take: an event's, a running timer's, or the

@@ -40,7 +40,20 @@ func resolveWays(w *Way, hist []*State) ([]*Way, [][]*State) {
 func (m *Machine) continueFinal(rw regionWay, hist []*State) []regionWay {
 	if rw.way.Regional {
 		ws := m.continueRegion(rw, hist)
-		if len(ws) != 1 || ws[0].way != rw.way || rw.way.Final == nil {
+		if len(ws) != 1 || ws[0].way != rw.way {
+			// Settled anew from the variants picked: a way that ends with
+			// the parallel state's done transition goes on as below.
+			var out []regionWay
+			for _, s := range ws {
+				if s.way.Final != nil {
+					out = append(out, m.continueFinal(s, hist)...)
+				} else {
+					out = append(out, s)
+				}
+			}
+			return out
+		}
+		if rw.way.Final == nil {
 			return ws
 		}
 		// The regions' rules ended with the parallel state's done

@@ -144,10 +144,7 @@ func TestDeepHistoryOverNestedParallel(t *testing.T) {
 	t.Parallel()
 	src, err := os.ReadFile("../export/testdata/charts/vault/vault.yaml")
 	require.NoError(t, err)
-	sf, diags := spec.Parse("vault.yaml", src)
-	require.False(t, diags.HasErrors(), "%s", diags)
-	m, diags := fsm.Build(sf, fsm.Env{})
-	require.NotNil(t, m, "%s", diags)
+	m, _ := built(t, "vault.yaml", string(src))
 	var mems []string
 	for _, mem := range m.Memories {
 		mems = append(mems, mem.History.Name+"/"+mem.Region.Root.Name)

@@ -213,11 +213,17 @@ func witnessPaths(t *testing.T, name string, src []byte) (*fsm.Machine, map[stri
 // returns the machine and what the build reported.
 func built(t *testing.T, name, src string) (*fsm.Machine, diag.List) {
 	t.Helper()
-	sf, diags := spec.Parse(name, []byte(src))
-	require.False(t, diags.HasErrors(), "%s", diags)
-	m, diags := fsm.Build(sf, fsm.Env{})
+	m, diags := fsm.Build(parsed(t, name, []byte(src)), fsm.Env{})
 	require.NotNil(t, m, "%s", diags)
 	return m, diags
+}
+
+// parsed parses spec src, which must parse.
+func parsed(t *testing.T, name string, src []byte) *spec.File {
+	t.Helper()
+	sf, diags := spec.Parse(name, src)
+	require.False(t, diags.HasErrors(), "%s", diags)
+	return sf
 }
 
 // labels returns the labels of the rules way w takes, in order.

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
-	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
 
 // TestReenteredRegionsSettle checks that a step whose parallel state's
@@ -65,8 +64,6 @@ func TestReenterThroughHistoryEnds(t *testing.T) {
 	t.Parallel()
 	src, err := os.ReadFile("testdata/witness/reenter_history.yaml")
 	require.NoError(t, err)
-	sf, diags := spec.Parse("reenter_history.yaml", src)
-	require.False(t, diags.HasErrors(), "%s", diags)
-	_, diags = fsm.Build(sf, fsm.Env{})
+	_, diags := fsm.Build(parsed(t, "reenter_history.yaml", src), fsm.Env{})
 	assert.Contains(t, fmt.Sprint(diags), "rule S8 --Poke [In(S5)]--> S1 can never fire")
 }

@@ -201,8 +201,9 @@ func intoWaiting(w *Way, hist []*State) ([]*Way, [][]*State) {
 	var mems [][]*State
 	for _, next := range expand(last.To, last.To.Choice) {
 		cp := joined(w, next)
-		if len(next.Rules) == 0 {
-			// No guard holds: the way rests in the state it resumed.
+		if len(next.Rules) == 0 || lastMove(cp) == last {
+			// No guard holds: the way rests in the state it resumed (or
+			// the branch moves nowhere: a target the build refused).
 			o, mem := resolveWay(cp, hist)
 			ways, mems = append(ways, o), append(mems, mem)
 			continue

@@ -200,8 +200,8 @@ func leaveMethod(s *fsm.State) string { return "leave" + s.GoName }
 //	}
 func (g *goGen) genChoices() {
 	for _, s := range g.m.States {
-		if s.Choice == nil {
-			continue
+		if s.Choice == nil || s.Awaits() {
+			continue // a parallel state's: see genWaitIn
 		}
 		doc := fmt.Sprintf("%s takes the eventless rules of the transient state %s.", leaveMethod(s), s.Name)
 		body := g.cellBody(s.Choice)

@@ -107,10 +107,15 @@ func (g *goGen) genMachine() {
 	if len(m.Start) > 0 {
 		newDoc += " Entering it, the machine hands the actions of its entry (and of its ancestors', outermost first) to c.Handler before New returns."
 	}
-	if ini.Waits {
+	if ini.Waits && ini.Regions == nil {
 		newDoc += fmt.Sprintf(" Then it tests the eventless rules of %s, which waits, and takes the first whose guard holds, handing out its actions too (no observer sees that step: New returns before one can be set).", ini.Name)
 	}
-	if waitsAt(ini) && !ini.Waits {
+	if ini.Waits && ini.WaitsIn() {
+		newDoc += fmt.Sprintf(" Then it tests the eventless rules of the states of %s's regions that wait, and takes those whose guards hold, a microstep at a time; then those of %s, which waits, and takes the first whose guard holds, handing out their actions too (no observer sees those steps: New returns before one can be set).", ini.Name, ini.Name)
+	} else if ini.Waits && ini.Regions != nil {
+		newDoc += fmt.Sprintf(" Then it tests the eventless rules of %s, which waits, and takes the first whose guard holds, handing out its actions too (no observer sees that step: New returns before one can be set).", ini.Name)
+	}
+	if ini.WaitsIn() && !ini.Waits {
 		newDoc += fmt.Sprintf(" Then it tests the eventless rules of the states of %s's regions that wait, and takes those whose guards hold, a microstep at a time, handing out their actions too (no observer sees those steps: New returns before one can be set).", ini.Name)
 	}
 	if len(checks) > 0 {
@@ -118,10 +123,10 @@ func (g *goGen) genMachine() {
 	}
 	f.Add(comment("", newDoc))
 	newBody := append(storeState(ini, jen.Id("c").Dot("Initial")), g.startBody()...)
-	if ini.Waits {
+	if ini.Waits && ini.Regions == nil {
 		newBody = append(newBody, jen.If(jen.Err().Op(":=").Id("m").Dot(leaveMethod(ini)).Call(), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
 	}
-	if waitsAt(ini) && !ini.Waits {
+	if ini.Awaits() {
 		newBody = append(newBody, jen.If(jen.Err().Op(":=").Add(waitCall(ini, jen.True())), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
 	}
 	if len(newBody) == 0 {

@@ -269,7 +269,7 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 		// with rules for the event: the parallel state's rule for it.
 		return g.ruleBody(r.Leaves)
 	}
-	if r.Kind == fsm.Ignore && reg.Parallel.WaitsIn() {
+	if r.Kind == fsm.Ignore && reg.Parallel.Awaits() {
 		// The states that wait test their eventless rules after it.
 		return []jen.Code{core().Dot("Start").Call(jen.Lit(r.Index), jen.Id(reg.Parallel.KindName)),
 			jen.Return(waitCall(reg.Parallel, nil))}
@@ -296,7 +296,7 @@ func (g *goGen) regionRule(reg *fsm.Region, r *fsm.Rule) []jen.Code {
 	out = append(out, g.regionActs(r, from, "exits", inline)...)
 	out = append(out, g.regionActs(r, from, "actions", inline)...)
 	out = append(out, g.regionActs(r, from, "entries", inline)...)
-	if reg.Parallel.WaitsIn() {
+	if reg.Parallel.Awaits() {
 		// Its eventless rules and done transition follow (see
 		// waitMethod).
 		return append(out, jen.Return(waitCall(reg.Parallel, jen.Lit(endsRegion(r)))))

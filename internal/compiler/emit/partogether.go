@@ -145,7 +145,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		})...)
 	}
 	p := inv[0].Parallel
-	if ignores && p.WaitsIn() {
+	if ignores && p.Awaits() {
 		// The states that wait test their eventless rules after the
 		// ignores too (see waitMethod).
 		if !moves {
@@ -182,7 +182,7 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 			})...)
 		}
 	}
-	if p.WaitsIn() {
+	if p.Awaits() {
 		if moves || !ignores {
 			take = append(take, jen.Return(waitCall(p, orNil(anyOf(tookEnding(p, inv, e))))))
 		}

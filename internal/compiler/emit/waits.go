@@ -21,10 +21,10 @@ func (g *goGen) keeps(r *fsm.Rule, in *fsm.State) jen.Code {
 		in = r.From
 	}
 	switch {
+	case in != nil && in.Awaits():
+		return jen.Return(waitCall(in, nil))
 	case in != nil && in.Waits:
 		return jen.Return(jen.Id("m").Dot(leaveMethod(in)).Call())
-	case in != nil && in.Regions != nil && in.WaitsIn():
-		return jen.Return(waitCall(in, nil))
 	case in != nil:
 		return nil
 	}
@@ -68,15 +68,15 @@ func (g *goGen) genRest() {
 	var cases []jen.Code
 	for _, s := range g.m.States {
 		switch {
+		case s.Awaits():
+			cases = append(cases, jen.Case(jen.Id(s.KindName)).Block(jen.Return(waitCall(s, nil))))
 		case s.Waits:
 			cases = append(cases, jen.Case(jen.Id(s.KindName)).Block(jen.Return(jen.Id("m").Dot(leaveMethod(s)).Call())))
-		case waitsAt(s):
-			cases = append(cases, jen.Case(jen.Id(s.KindName)).Block(jen.Return(waitCall(s, nil))))
 		}
 	}
 	doc := "rest ends the step of a rule that keeps the machine in its state: in a state that waits, it tests the state's eventless rules."
-	if slices.ContainsFunc(g.m.States, func(s *fsm.State) bool { return !s.Waits && waitsAt(s) }) {
-		doc = "rest ends the step of a rule that keeps the machine in its state: in a state that waits, it tests the state's eventless rules; in a parallel state whose regions have states that wait, theirs."
+	if slices.ContainsFunc(g.m.States, (*fsm.State).Awaits) {
+		doc = "rest ends the step of a rule that keeps the machine in its state: in a state that waits, it tests the state's eventless rules; in a parallel state that waits or whose regions have states that wait, theirs."
 	}
 	g.f.Add(paragraphs(doc))
 	g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id("rest").Params().Error().Block(
@@ -94,7 +94,7 @@ func waitDoc(s *fsm.State) string {
 // waitsAt reports whether the machine resting in leaf s tests eventless
 // rules after a step that keeps it there: s waits, or s is a parallel
 // state whose regions have states that wait (fsm.State.WaitsIn).
-func waitsAt(s *fsm.State) bool { return s.Waits || s.Regions != nil && s.WaitsIn() }
+func waitsAt(s *fsm.State) bool { return s.Waits || s.Awaits() }
 
 // waitMethod names the method that ends a step that keeps the machine in
 // parallel state p, whose regions have states that wait: waitOn.
@@ -116,27 +116,50 @@ func waitCall(p *fsm.State, ended jen.Code) *jen.Statement {
 	return jen.Id("m").Dot(waitMethod(p)).Call(ended)
 }
 
-// genWaitIn emits, for each parallel state whose regions have states that
-// wait, the method that ends every step that keeps the machine in it
-// (see waitMethod): the eventless rules of its regions, a microstep at a
-// time until none is taken (SCXML 1.0 §3.13: after every microstep, the
-// eventless transitions of the configuration are selected), then its
-// done transition when they left every region final.
+// genWaitIn emits, for each parallel state that waits or whose regions
+// have states that wait, the method that ends every step that keeps the
+// machine in it (see waitMethod): the eventless rules of its regions, a
+// microstep at a time until none is taken (SCXML 1.0 §3.13: after every
+// microstep, the eventless transitions of the configuration are
+// selected), then its own, then its done transition when the regions are
+// every one final.
 //
 //	func (m *Machine) waitOn() error {
 //		for m.eventlessOn() {
+//		}
+//		if m.b.Ready() {
+//			<rule>
 //		}
 //		return m.core.Finish()
 //	}
 func (g *goGen) genWaitIn() {
 	for _, p := range g.m.States {
-		if p.Regions == nil || !p.WaitsIn() {
+		if !p.Awaits() {
 			continue
 		}
 		doc := fmt.Sprintf("%s ends a step that keeps the machine in %s, whose regions have states that wait "+
 			"on eventless rules: it takes the eventless rules of the regions, a microstep at a time, until no guard "+
 			"holds (SCXML 1.0 §3.13), after every step, as the guards may hold now.", waitMethod(p), p.Name)
 		var params, body []jen.Code
+		if settles := hasEventless(p) || len(doneRegions(p)) > 0; settles {
+			body = append(body, settleInner(p.Regions))
+		}
+		if p.Waits {
+			doc = fmt.Sprintf("%s ends a step that keeps the machine in %s, which waits on eventless rules: it tests them "+
+				"after every step, as their guards may hold now, and takes the first whose guard holds.", waitMethod(p), p.Name)
+			if p.WaitsIn() {
+				doc = fmt.Sprintf("%s ends a step that keeps the machine in %s, which waits on eventless rules, as states of "+
+					"its regions do: it takes the regions' eventless rules, a microstep at a time, until no guard holds, then "+
+					"tests those of %s and takes the first whose guard holds (SCXML 1.0 §3.13: a region's eventless rule "+
+					"comes before its parallel state's), after every step, as the guards may hold now.", waitMethod(p), p.Name, p.Name)
+			}
+			body = append(body, g.cellBody(p.Choice)...)
+			if p.Completion != nil {
+				body = append(body, jen.Comment(fmt.Sprintf("// No guard holds: the machine stays in %s, unless it is done.", p.Name)))
+			} else {
+				body = append(body, jen.Comment(fmt.Sprintf("// No guard holds: the machine stays in %s.", p.Name)))
+			}
+		}
 		switch {
 		case p.RestsFinal():
 			// A region in a final state stays there while p is active: a
@@ -146,14 +169,12 @@ func (g *goGen) genWaitIn() {
 				"the done transition of %s, whose guards may all fail and leave every region final, is taken "+
 				"only in a step that ended a region, there or in the eventless rules (SCXML 1.0 §3.13 raises the "+
 				"done event as a final state is entered).", p.Name, p.Name)
-			body = []jen.Code{jen.Id("before").Op(":=").Id("m").Dot("rgn"), settleInner(p.Regions),
-				g.completionOf(p, nil, func(*fsm.State) jen.Code {
-					return jen.Parens(jen.Id("ended").Op("||").Id("m").Dot("rgn").Op("!=").Id("before"))
-				}, true)}
+			body = append([]jen.Code{jen.Id("before").Op(":=").Id("m").Dot("rgn")}, body...)
+			body = append(body, g.completionOf(p, nil, func(*fsm.State) jen.Code {
+				return jen.Parens(jen.Id("ended").Op("||").Id("m").Dot("rgn").Op("!=").Id("before"))
+			}, true))
 		case p.Completion != nil:
-			body = []jen.Code{settleInner(p.Regions), g.completion(p, nil)}
-		default:
-			body = []jen.Code{settleInner(p.Regions)}
+			body = append(body, g.completion(p, nil))
 		}
 		body = append(body, jen.Return(core().Dot("Finish").Call()))
 		g.f.Add(paragraphs(doc))
@@ -166,7 +187,7 @@ func (g *goGen) genWaitIn() {
 // waitMethod, which tests their eventless rules.
 func waitEntry(r *fsm.Rule) *fsm.State {
 	for _, run := range r.Entries {
-		if run.Entry && run.State.Regions != nil && run.State.WaitsIn() {
+		if run.Entry && run.State.Awaits() {
 			return run.State
 		}
 	}

@@ -77,6 +77,7 @@ type (
 		Walks    []jsWalk        `json:"walks"`
 		Leaving  []string        `json:"leaving,omitempty"` // see leavingGuards
 		Waiting  []string        `json:"waiting,omitempty"` // see waitingGuards
+		Own      []string        `json:"own,omitempty"`     // see ownGuards
 	}
 	jsWalk struct {
 		// Start are the answers of the guards New tested (an initial
@@ -330,6 +331,7 @@ func replay(t *testing.T, tg target, specs map[string]*generate.Result, keys []s
 		}
 		jm.Leaving = leavingGuards(m)
 		jm.Waiting = waitingGuards(m)
+		jm.Own = ownGuards(m)
 		for _, fn := range m.Guards {
 			jm.Guards = append(jm.Guards, fn.Name)
 		}

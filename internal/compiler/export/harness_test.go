@@ -54,11 +54,12 @@ type adapterData struct {
 	InitialKind string // and its JSON kind
 	InitialData bool   // the initial leaf has fields, which New's Config carries
 	// InitialParallel: the initial leaf is a parallel state, whose value
-	// names its regions' states, which New chooses.
-	InitialParallel bool
-	Behavior        string // "Behavior: fsmExportBehavior{c.d}, " when the Config has a Behavior
-	Timers          bool
-	Parallels       []adapterParallel
+	// names its regions' states, which New chooses; InitialLeaves: one
+	// that waits, whose eventless rules New may take out of it.
+	InitialParallel, InitialLeaves bool
+	Behavior                       string // "Behavior: fsmExportBehavior{c.d}, " when the Config has a Behavior
+	Timers                         bool
+	Parallels                      []adapterParallel
 }
 
 // adapterParallel is a parallel state: its Go type and the fields that
@@ -82,7 +83,7 @@ type adapterFunc struct {
 // adapterFile writes the adapter of machine m's package.
 func adapterFile(m *fsm.Machine) ([]byte, error) {
 	d := adapterData{Package: m.Package, Initial: m.Initial.GoName, InitialKind: m.Initial.Snake,
-		InitialData: len(m.Initial.Fields) > 0 && m.Initial.Regions == nil, InitialParallel: m.Initial.Regions != nil, Timers: len(m.Timers) > 0}
+		InitialData: len(m.Initial.Fields) > 0 && m.Initial.Regions == nil, InitialParallel: m.Initial.Regions != nil, InitialLeaves: m.Initial.Awaits() && m.Initial.Waits, Timers: len(m.Timers) > 0}
 	for _, s := range m.States {
 		if s.Regions == nil {
 			continue

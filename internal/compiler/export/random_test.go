@@ -59,6 +59,11 @@ func TestDifferentialRandom(t *testing.T) {
 			if n := regionWaitCharts(t, specs, keys); len(keys) >= 10 {
 				require.Positive(t, n, "no chart with states that wait inside regions was accepted")
 			}
+			// chartGen.parallelWaits draws them in one parallel state in
+			// four; the checker refuses some of those.
+			if n := parallelWaitCharts(t, specs, keys); parallelWaitsChance > 0 && len(keys) >= 10 {
+				require.Positive(t, n, "no chart with a parallel state that waits was accepted")
+			}
 		},
 	})
 }

@@ -84,10 +84,28 @@ func newRules(t *testing.T, m *fsm.Machine, g goResult) []goRule {
 	}
 	asked := func() int { return len(g.Guards) - len(answers) } // by New so far
 	var last *fsm.Rule
-	for s := m.Initial; s != nil && s.Choice != nil && (s.Waits || s.Transient || s.Rests()); {
+	for s := m.Initial; s != nil && s.Choice != nil && (s.Waits || s.Transient || s.Rests()) || s != nil && s.Awaits(); {
+		var cfg []*fsm.State
+		if s.Regions != nil {
+			// A parallel state that waits or whose regions have states
+			// that wait, entered by New or by the rule before: New tests
+			// the regions' eventless rules, a microstep at a time (see
+			// newRegionRules), then the parallel state's own.
+			cfg = make([]*fsm.State, len(m.Regions))
+			for _, reg := range s.Flat {
+				cfg[reg.Index] = reg.Initial
+				if last != nil {
+					cfg[reg.Index] = last.EnteredLeaf(reg)
+				}
+			}
+			rules, left := newRegionRules(s, cfg, holds, asked)
+			if out = append(out, rules...); left || !s.Waits {
+				break
+			}
+		}
 		var took *fsm.Rule
 		for _, r := range s.Choice.Rules {
-			if r.Guard == nil || holds(r, nil) {
+			if r.Guard == nil || holds(r, cfg) {
 				took = r
 				break
 			}
@@ -95,26 +113,12 @@ func newRules(t *testing.T, m *fsm.Machine, g goResult) []goRule {
 		if took == nil {
 			break
 		}
-		out = append(out, goRule{Rule: took.Index, From: s.Name})
+		rule := goRule{Rule: took.Index, From: s.Name}
+		if s.Regions != nil {
+			rule.Asked = asked()
+		}
+		out = append(out, rule)
 		s, last = took.To, took
-	}
-	switch {
-	case last != nil && last.To != nil && last.To.Regions != nil && last.To.WaitsIn():
-		// The rule entered a parallel state whose regions have states
-		// that wait: New tests their eventless rules too, a microstep at
-		// a time (see newRegionRules).
-		cfg := make([]*fsm.State, len(m.Regions))
-		for _, reg := range last.To.Flat {
-			cfg[reg.Index] = last.EnteredLeaf(reg)
-		}
-		out = append(out, newRegionRules(last.To, cfg, holds, asked)...)
-	case m.Initial.Regions != nil && m.Initial.WaitsIn():
-		// The initial state is such a parallel state.
-		cfg := make([]*fsm.State, len(m.Regions))
-		for _, reg := range m.Initial.Flat {
-			cfg[reg.Index] = reg.Initial
-		}
-		out = append(out, newRegionRules(m.Initial, cfg, holds, asked)...)
 	}
 	return out
 }
@@ -125,9 +129,10 @@ func newRules(t *testing.T, m *fsm.Machine, g goResult) []goRule {
 // a state that waits picks the first rule whose guard holds (asked with
 // holds before anything moves), then they all move; until none picks
 // one. A rule that leaves p, picked where no region before its own picked
-// one, ends them; one picked after is dropped. asked counts the guards
-// asked so far, which each rule records as an observed one does.
-func newRegionRules(p *fsm.State, cfg []*fsm.State, holds func(*fsm.Rule, []*fsm.State) bool, asked func() int) []goRule {
+// one, ends them, and the step (left); one picked after is dropped. asked
+// counts the guards asked so far, which each rule records as an observed
+// one does.
+func newRegionRules(p *fsm.State, cfg []*fsm.State, holds func(*fsm.Rule, []*fsm.State) bool, asked func() int) (rules []goRule, left bool) {
 	var out []goRule
 	for {
 		var picked []*fsm.Rule
@@ -152,11 +157,11 @@ func newRegionRules(p *fsm.State, cfg []*fsm.State, holds func(*fsm.Rule, []*fsm
 			}
 		}
 		if len(picked) == 0 {
-			return out
+			return out, false
 		}
 		n := asked()
 		if picked[0].Leaves != nil {
-			return append(out, goRule{Rule: picked[0].Leaves.Index, From: p.Name, Asked: n})
+			return append(out, goRule{Rule: picked[0].Leaves.Index, From: p.Name, Asked: n}), true
 		}
 		for i, x := range picked {
 			if x.Leaves == nil {

@@ -113,6 +113,9 @@ type builder struct {
 	rows      [][]*pending
 	wild      []*pending
 	eventless []*pending
+	// parDone[state] is the done transition of a parallel state, apart
+	// from its eventless rows (a parallel state may wait on those too).
+	parDone map[*State]*pending
 	// around[leaf] are the eventless rows of the composite states around
 	// a leaf that waits on them (see compositeWaits), innermost first.
 	around map[*State][]aroundRows

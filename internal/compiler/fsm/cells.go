@@ -192,7 +192,7 @@ func (b *builder) cells() {
 		if len(inherited) > 0 {
 			s.Inherited = slices.Clone(inherited)
 		}
-		if p := b.eventless[s.Index]; p != nil && s.Choice == nil {
+		if p := b.parDone[s]; p != nil {
 			// A parallel state's done transition (see parallelDoneRows).
 			s.Completion = &Cell{State: s, Rules: p.rules}
 			b.number(s.Completion)

@@ -192,7 +192,10 @@ func (b *builder) parallelDoneRows(s *State) {
 	rules := b.rowRules(t, s, nil)
 	completes(rules, s)
 	if rules != nil {
-		b.eventless[s.Index] = &pending{rules: rules, pos: d.Pos}
+		if b.parDone == nil {
+			b.parDone = map[*State]*pending{}
+		}
+		b.parDone[s] = &pending{rules: rules, pos: d.Pos}
 	}
 }
 

@@ -21,7 +21,7 @@ func resolveWays(w *Way, hist []*State) ([]*Way, [][]*State) {
 		return intoWaiting(out, hist)
 	}
 	last := out.Rules[len(out.Rules)-1]
-	if out == w || last.Kind != Transition || last.Resume == nil || last.To == nil || last.To.Choice == nil {
+	if out == w || last.Kind != Transition || last.Resume == nil || last.To == nil || last.To.Choice == nil || last.To.parWaits {
 		return []*Way{out}, [][]*State{mem}
 	}
 	var ways []*Way
@@ -68,7 +68,7 @@ func (m *Machine) continueFinal(rw regionWay, hist []*State) []regionWay {
 	if waiting {
 		last = lastMove(out)
 	}
-	if !waiting && (out == rw.way || last.Kind != Transition || last.Resume == nil || last.To == nil || last.To.Choice == nil) {
+	if !waiting && (out == rw.way || last.Kind != Transition || last.Resume == nil || last.To == nil || last.To.Choice == nil || last.To.parWaits) {
 		return []regionWay{rw}
 	}
 	var ways []regionWay
@@ -122,7 +122,7 @@ func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 			picked, goesOn = true, goesOn || resumesEnd(r) || r.To != nil && r.To.Waits
 		}
 	}
-	if !goesOn && (!picked || len(w.Rules) == w.micro && !w.From.WaitsIn()) {
+	if !goesOn && (!picked || len(w.Rules) == w.micro && !w.From.Awaits()) {
 		return []regionWay{rw}
 	}
 	p := w.From
@@ -176,7 +176,7 @@ func resumesEnd(v *Rule) bool {
 // rules of the state the variant enters.
 func resumesWaiting(w *Way) bool {
 	last := lastMove(w)
-	return last != nil && last.To.Waits && (last.History != nil || last.Resume != nil)
+	return last != nil && last.To.Waits && !last.To.parWaits && (last.History != nil || last.Resume != nil)
 }
 
 // lastMove returns the last rule of way w with a target: the rules

@@ -236,6 +236,10 @@ type State struct {
 	// the machine in it, and when none holds it stays, handling events as
 	// any state (SCXML's eventless transitions, XState's always).
 	Waits bool
+	// parWaits marks a parallel state that waits, from the start of the
+	// build, before its regions are joined: its eventless rules are
+	// tested once its regions settle (see waitOwn), not as a leaf's.
+	parWaits bool
 	// Parent is the composite state that contains the state; nil at the
 	// top level.
 	Parent *State

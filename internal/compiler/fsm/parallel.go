@@ -473,6 +473,14 @@ func (p *State) WaitsIn() bool {
 	return slices.ContainsFunc(p.Flat, func(reg *Region) bool { return slices.ContainsFunc(reg.Leaves, func(s *State) bool { return s.Waits }) })
 }
 
+// Awaits reports whether a step that keeps the machine in parallel state
+// p ends by testing eventless rules: those of the states that wait in its
+// regions (WaitsIn), then p's own (Waits), which SCXML 1.0 §3.13 selects
+// only for an atomic state none of whose nearer ancestors has one enabled
+// (selectEventlessTransitions), and whose conflict with a region's rule
+// the region's rule wins (removeConflictingTransitions).
+func (p *State) Awaits() bool { return p.Regions != nil && (p.Waits || p.WaitsIn()) }
+
 // Ends reports whether entering leaf s of a region may end the region in
 // the same step: s is one of the region's final leaves, or it settles and
 // the done transition that leaves it may lead to one.

@@ -17,7 +17,9 @@ import "slices"
 // answering false.
 func throughChoices(w Way) []Way {
 	c := w.To.Choice
-	if c == nil {
+	if c == nil || w.To.parWaits {
+		// (A parallel state that waits tests its rules once its regions
+		// settled: see settleEntry.)
 		return []Way{w}
 	}
 	var out []Way

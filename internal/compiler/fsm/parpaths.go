@@ -201,7 +201,7 @@ func (m *Machine) combine(p *State, cfg []*State, e *Event, regs []*Region, ch [
 		return m.settle(p, w, after, p.raised(nil, p.targeted(moves, moved), after))
 	case len(ignores) > 0:
 		w := &Way{From: p, Event: e, Tests: tests, Rules: ignores, To: p, Config: cfg, Regional: true}
-		if p.WaitsIn() {
+		if p.Awaits() {
 			// The states that wait test their rules after an ignore too,
 			// as after every step that keeps p.
 			w.moved, w.micro, w.pre = takers, len(taken), len(tests)
@@ -268,17 +268,10 @@ func (m *Machine) settled(p *State, w *Way, after []*State, queue []*Region) []r
 		if q := hostDone(p, after); q != nil {
 			return m.takeHostDone(p, w, after, q, nil)
 		}
-		// Whether the step entered a final state of p's regions (or p,
-		// with its regions' leaves).
-		entered := slices.ContainsFunc(w.Rules, func(r *Rule) bool {
-			return r.To != nil && r.To.Ends() && p.Contains(r.To) || slices.ContainsFunc(r.Entries, func(run *Run) bool {
-				return run.State == p || run.State.Ends() && p.Contains(run.State)
-			})
-		})
-		if done := p.raisedDone(w.Config, after, entered); len(done) > 0 {
-			return m.complete(p, w, after, done)
+		if p.Waits {
+			return m.waitOwn(p, w, after)
 		}
-		return []regionWay{{way: w, after: after}}
+		return m.settledDone(p, w, after)
 	}
 	reg := queue[0]
 	if q := waitingHost(reg, after); q != nil {
@@ -316,6 +309,56 @@ func (m *Machine) settled(p *State, w *Way, after []*State, queue []*Region) []r
 		out = append(out, m.settle(p, cw, next, p.raised(queue[1:], p.targeted([]*Rule{r}, []*Region{reg}), next))...)
 	}
 	return out
+}
+
+// waitOwn continues way w of parallel state p, which waits, once its
+// regions settled in after, through p's own eventless rules (SCXML 1.0
+// §3.13: selected for an atomic state only when none of its nearer
+// ancestors has one enabled, and preempted by a region's): one way per
+// rule, its guard holding and those before it failing, leaving p from
+// after as p's done transition does; then, every guard failing, the way
+// on to p's done transition (settledDone).
+func (m *Machine) waitOwn(p *State, w *Way, after []*State) []regionWay {
+	var out []regionWay
+	tests := w.Tests
+	for _, r := range p.Choice.Rules {
+		in := r.Guard.In
+		if in != nil && !in.Contains(after[in.Region.Index]) {
+			continue // In(State), answered by the configuration (see parinown.go)
+		}
+		cw := *w
+		cw.Tests = slices.Clone(tests)
+		if in == nil {
+			cw.Tests = append(cw.Tests, Test{Guard: r.Guard, Holds: true})
+			tests = append(slices.Clip(tests), Test{Guard: r.Guard})
+		}
+		cw.Rules = append(slices.Clone(w.Rules), r)
+		cw.To, cw.Final, cw.after = r.To, after, 0
+		out = append(out, m.completed(p, w, cw)...)
+		if in != nil {
+			return out // it holds: the rules after it are not tested
+		}
+	}
+	cw := *w
+	cw.Tests = tests
+	return append(out, m.settledDone(p, &cw, after)...)
+}
+
+// settledDone is settled once the regions of p settled and p's own
+// eventless rules, if any, were not taken: p's done transition, when the
+// step raised its done event.
+func (m *Machine) settledDone(p *State, w *Way, after []*State) []regionWay {
+	// Whether the step entered a final state of p's regions (or p,
+	// with its regions' leaves).
+	entered := slices.ContainsFunc(w.Rules, func(r *Rule) bool {
+		return r.To != nil && r.To.Ends() && p.Contains(r.To) || slices.ContainsFunc(r.Entries, func(run *Run) bool {
+			return run.State == p || run.State.Ends() && p.Contains(run.State)
+		})
+	})
+	if done := p.raisedDone(w.Config, after, entered); len(done) > 0 {
+		return m.complete(p, w, after, done)
+	}
+	return []regionWay{{way: w, after: after}}
 }
 
 // microstep returns way w of parallel state p continued by pk's rule, of

@@ -121,7 +121,7 @@ func (m *Machine) parallelPaths(b *builder) {
 			}
 		}
 	}
-	if m.Initial.Waits {
+	if m.Initial.Waits && m.Initial.Regions == nil {
 		// New tests the eventless rules of an initial state that waits:
 		// every path starts with that step (a way without an event), which
 		// may enter a parallel state.
@@ -134,10 +134,10 @@ func (m *Machine) parallelPaths(b *builder) {
 			next = append(next, regionWay{way: w, after: after})
 		}
 		advance(regionItem{n: start, cfg: cfg0, mem: mem0}, next)
-	} else if p := m.Initial; p.Regions != nil && slices.ContainsFunc(p.Flat, func(reg *Region) bool { return cfg0[reg.Index].Eventless() }) {
+	} else if p := m.Initial; p.Regions != nil && (p.Waits || slices.ContainsFunc(p.Flat, func(reg *Region) bool { return cfg0[reg.Index].Eventless() })) {
 		// New tests the eventless rules of the regions' initial states
-		// that wait: every path starts with that step (a way without an
-		// event).
+		// that wait, and those of the parallel state when it waits: every
+		// path starts with that step (a way without an event).
 		w := &Way{From: p, To: p, Config: cfg0, Regional: true}
 		advance(regionItem{n: start, cfg: cfg0, mem: mem0}, m.settle(p, w, cfg0, nil))
 	} else {

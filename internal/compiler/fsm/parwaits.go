@@ -24,6 +24,18 @@ import (
 func waitRefusals(m *Machine, diags *diag.List) bool {
 	refused := false
 	for _, p := range m.States {
+		if p.Regions == nil || !p.Waits {
+			continue
+		}
+		// (One inside a region is refused by the build: see waits.)
+		if len(p.Flat) != len(p.Regions) || slices.ContainsFunc(p.Regions, func(r *Region) bool {
+			return slices.ContainsFunc(r.Leaves, func(l *State) bool { return l.Regions != nil })
+		}) {
+			refused = true
+			diags.Errorf(p.Choice.Rules[0].Pos, "parallel state %s waits on eventless transitions, and a region of %s holds a parallel state: fsmgen does not write a parallel state that waits there yet; name the event that moves %s, or write the row from the states of its regions", p.Name, p.Name, p.Name)
+		}
+	}
+	for _, p := range m.States {
 		if p.Regions == nil || p.Region != nil || !p.WaitsIn() {
 			continue
 		}

@@ -108,7 +108,7 @@ func (m *Machine) settleEntry(rw regionWay) []regionWay {
 		return m.settleKept(rw)
 	}
 	var queue []*Region
-	restless := false
+	restless := p.Waits // its own eventless rules, once the regions settled
 	for _, reg := range p.Flat {
 		// The regions of the parallel states inside regions entered with
 		// p too (nil when not).
@@ -383,7 +383,7 @@ func (w *Way) restsIn() []*State {
 // (m.Stale), which the generated code drops before any rule.
 func (m *Machine) keepsWaiting(w *Way) bool {
 	p := w.To
-	if p == nil || p.Regions == nil || !p.WaitsIn() || w.Regional || w.head != nil || w.From != p || len(w.Rules) == 0 || w.Config == nil {
+	if p == nil || !p.Awaits() || w.Regional || w.head != nil || w.From != p || len(w.Rules) == 0 || w.Config == nil {
 		return false
 	}
 	last := w.Rules[len(w.Rules)-1]

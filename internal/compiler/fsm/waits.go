@@ -16,14 +16,18 @@ func (b *builder) waits(t *spec.Transition, from *State) bool {
 	case from.Final || from.Terminal:
 		kind := kindOf(from)
 		b.errorf(t.Pos, "transition from %s has no \"on\": %s is %s, and a %s state has no transitions out of it", from.Name, from.Name, kind, kind)
-	case b.parallel(from):
-		b.errorf(t.Pos, "transition from %s has no \"on\": %s is a parallel state, which cannot wait on eventless transitions yet; name the event that moves it (its done transition is written with \"done:\")", from.Name, from.Name)
+	case b.parallel(from) && b.par.inRegion():
+		b.errorf(t.Pos, "transition from %s has no \"on\": %s is a parallel state inside a region of another, and fsmgen does not write a parallel state that waits there yet; name the event that moves %s, or write the row from the states of its regions", from.Name, from.Name, from.Name)
+	case len(t.Guards) == 0 && b.parallel(from):
+		b.errorf(t.Pos, "transition from %s has no \"on\" and no guard, so it would leave parallel state %s in the step that enters it: guard the transition with \"if\" so that %s waits until the guard holds", from.Name, from.Name, from.Name)
 	case len(t.Guards) == 0:
 		b.errorf(t.Pos, "transition from %s has no \"on\" and no guard, so it leaves in the step that enters %s: mark %s \"transient: true\", or guard the transition with \"if\" so that it waits until the guard holds", from.Name, from.Name, from.Name)
+	case t.Guards[len(t.Guards)-1].Else.Set && b.parallel(from):
+		b.errorf(t.Guards[len(t.Guards)-1].Pos, "the eventless transition of parallel state %s ends with else, so it would leave %s in the step that enters it: remove the else so that %s waits until a guard holds", from.Name, from.Name, from.Name)
 	case t.Guards[len(t.Guards)-1].Else.Set:
 		b.errorf(t.Guards[len(t.Guards)-1].Pos, "the eventless transition of %s ends with else, so it leaves in the step that enters %s: mark %s \"transient: true\", or remove the else so that %s waits until a guard holds", from.Name, from.Name, from.Name, from.Name)
 	default:
-		from.Waits = true
+		from.Waits, from.parWaits = true, b.parallel(from)
 		return true
 	}
 	return false

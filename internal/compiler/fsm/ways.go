@@ -174,16 +174,19 @@ func expand(from *State, c *Cell) []*Way {
 		if r.To != nil {
 			w.To = r.To
 		}
-		if r.Kind == Transition && r.To != nil && r.To.Choice != nil && !(r.History != nil && r.To.Waits) {
+		if r.Kind == Transition && r.To != nil && r.To.Choice != nil && !r.To.parWaits && !(r.History != nil && r.To.Waits) {
 			// (A rule into a history whose default state waits goes on
-			// where the variant that fires leads: see resolveWays.)
+			// where the variant that fires leads: see resolveWays. One
+			// into a parallel state that waits, once its regions settled:
+			// see settleEntry.)
 			through(w, r.To)
 			return
 		}
-		if r.To == nil && r.Kind != Reject && w.To.Waits && (w.To.Choice == nil || !slices.Contains(w.To.Choice.Rules, r)) {
+		if r.To == nil && r.Kind != Reject && w.To.Waits && !w.To.parWaits && (w.To.Choice == nil || !slices.Contains(w.To.Choice.Rules, r)) {
 			// (Not a stand-in of the state's own eventless rules for a
 			// branch that leaves a parallel state from a region, which
-			// the parallel state's rule takes.)
+			// the parallel state's rule takes; nor a parallel state that
+			// waits, whose regions settle first: see settleKept.)
 			// A rule that keeps a state that waits: its eventless
 			// rules are tested after it.
 			through(w, w.To)

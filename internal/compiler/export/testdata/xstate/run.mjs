@@ -65,6 +65,9 @@ function runWalk(spec, walk) {
   const guards = {};
   const leaving = new Set(spec.leaving ?? []);
   const waiting = new Set(spec.waiting ?? []);
+  const own = new Set(spec.own ?? []);
+  // given: the answers the guards of own gave in this step.
+  let given = new Map();
   let rejected = false;
   // restedAt: for each guard of a state that waits that answered false in
   // this step, how far the step had got then (see below).
@@ -91,6 +94,20 @@ function runWalk(spec, walk) {
         rec.early.push(name);
         return false;
       }
+      if (names[0] !== name && own.has(name)) {
+        // XState selects the always of every region's atomic state and
+        // of its ancestors (SCXML 1.0 §3.13,
+        // selectEventlessTransitions): it asks the guard of a parallel
+        // state's eventless rule once for each region without one of its
+        // own enabled, also in a microstep a region's rule preempts it,
+        // where the Go machine asks it once, after the regions settled.
+        // It is pure: the answer given already in the step, or the one
+        // the Go machine gives later, or false.
+        rec.extra.push(name);
+        if (given.has(name)) return given.get(name);
+        const later = names.indexOf(name);
+        return later >= 0 ? answers[later] : false;
+      }
       if (names[0] !== name && leaving.has(name)) {
         // XState asks the guards of the transitions of every region
         // (transitionParallelNode), also those of a rule that leaves the
@@ -110,6 +127,7 @@ function runWalk(spec, walk) {
       }
       names.shift();
       const answer = answers.shift();
+      if (own.has(name)) given.set(name, answer);
       if (!answer && waiting.has(name)) restedAt.set(name, progress());
       return answer;
     };
@@ -164,6 +182,7 @@ function runWalk(spec, walk) {
     names = [...(step.names ?? [])];
     rejected = step.rejected ?? false;
     restedAt = new Map();
+    given = new Map();
     if (step.timer) {
       const fn = pending.get(step.timer);
       if (fn === undefined) {

@@ -44,6 +44,9 @@ type (
 		Rule  int    `json:"rule"`
 		From  string `json:"from"`
 		Asked int    `json:"asked"` // guards asked in the step before it
+		// Leaves are, for a rule of a parallel state that waits, the
+		// leaves of its regions as the observer saw them.
+		Leaves string `json:"leaves"`
 	}
 	goResult struct {
 		Input  goInput `json:"input"`

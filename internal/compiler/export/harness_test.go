@@ -60,13 +60,19 @@ type adapterData struct {
 	Behavior                       string // "Behavior: fsmExportBehavior{c.d}, " when the Config has a Behavior
 	Timers                         bool
 	Parallels                      []adapterParallel
+	// Waiting are the parallel states that wait: the adapter records the
+	// leaves of their regions as their own rules leave them.
+	Waiting []adapterParallel
 }
 
 // adapterParallel is a parallel state: its Go type and the fields that
 // name its regions' leaves.
 type adapterParallel struct {
 	Type   string
+	Kind   string // its StateKind constant
 	Fields []string
+	// Regions are the indexes of its regions in the machine's rgn.
+	Regions []int
 	// Hosts are the kinds of the parallel states inside its regions,
 	// which name no leaf of the chart.
 	Hosts []string
@@ -88,14 +94,17 @@ func adapterFile(m *fsm.Machine) ([]byte, error) {
 		if s.Regions == nil {
 			continue
 		}
-		p := adapterParallel{Type: s.GoName}
+		p := adapterParallel{Type: s.GoName, Kind: s.KindName}
 		for _, reg := range s.Flat {
-			p.Fields = append(p.Fields, reg.Field)
+			p.Fields, p.Regions = append(p.Fields, reg.Field), append(p.Regions, reg.Index)
 			if reg.Within != nil && !slices.Contains(p.Hosts, reg.Within.KindName) {
 				p.Hosts = append(p.Hosts, reg.Within.KindName)
 			}
 		}
 		d.Parallels = append(d.Parallels, p)
+		if s.Waits {
+			d.Waiting = append(d.Waiting, p)
+		}
 	}
 	if m.HasBehavior() {
 		d.Behavior = "Behavior: fsmExportBehavior{c.d}, "

@@ -148,8 +148,13 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 				// A deep history resumes the regions: down to the leaves
 				// the machine rests in after the step, or, for a region
 				// whose transient initial state a later rule of the step
-				// leaves, down to that state.
+				// leaves, down to that state; or, when the parallel
+				// state's own eventless rule leaves it later in the
+				// step, down to the leaves it leaves.
 				resumed := regionConfig(t, m, g.Leaf)
+				if left := leftLeaves(g.Rules[i+1:], rules, run.State); left != "" {
+					resumed = regionConfig(t, m, left)
+				}
 				moved := map[*fsm.Region]bool{}
 
 				for _, later := range g.Rules[i+1:] {
@@ -221,6 +226,9 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 				var resumed map[*fsm.Region]*fsm.State
 				if run.IntoResume != nil {
 					resumed = regionConfig(t, m, g.Leaf)
+					if left := leftLeaves(g.Rules[i+1:], rules, run.State); left != "" {
+						resumed = regionConfig(t, m, left)
+					}
 				}
 				out = append(out, intoEntries(run, resumed)...)
 				for _, reg := range run.State.Regions {
@@ -246,6 +254,23 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 	}
 	flush()
 	return out
+}
+
+// leftLeaves returns the leaves of the regions of parallel state p that
+// its own eventless rule leaves them from among a step's later rules (the
+// adapter records them, see fromLeaves), "" when none does: the step's
+// leaves after it say nothing of p's regions.
+func leftLeaves(later []goRule, rules map[int]*fsm.Rule, p *fsm.State) string {
+	if !p.Waits {
+		return ""
+	}
+	for _, g := range later {
+		r := rules[g.Rule]
+		if g.Leaves != "" && slices.ContainsFunc(p.Choice.Rules, func(c *fsm.Rule) bool { return c == r || slices.Contains(c.Variants, r) }) {
+			return g.Leaves
+		}
+	}
+	return ""
 }
 
 // resumedEntries lists the entries of the regions of parallel state p

@@ -73,6 +73,10 @@ type Rule struct {
 	Rule  int    `json:"rule"`
 	From  string `json:"from"`
 	Asked int    `json:"asked"`
+	// Leaves are, for a rule of a parallel state that waits, the leaves
+	// of its regions the machine holds as the observer sees it: those its
+	// own eventless rule leaves from.
+	Leaves string `json:"leaves,omitempty"`
 }
 
 // SavedTimer is a running timer as Save writes it.
@@ -108,9 +112,10 @@ func (d *Driver) Guard(name string) bool {
 // Effect records an effect's call.
 func (d *Driver) Effect(name string) { d.cur.Effects = append(d.cur.Effects, name) }
 
-// Step records a rule fired.
-func (d *Driver) Step(rule int, from string) {
-	d.cur.Rules = append(d.cur.Rules, Rule{rule, from, len(d.cur.Guards)})
+// Step records a rule fired from state from, leaves the leaves of its
+// regions when it is a parallel state that waits ("" otherwise).
+func (d *Driver) Step(rule int, from, leaves string) {
+	d.cur.Rules = append(d.cur.Rules, Rule{rule, from, len(d.cur.Guards), leaves})
 }
 
 // Main reads the walks from the file named by os.Args[1], runs them and

@@ -150,6 +150,25 @@ function endOnlyAtTopLevel(sc) {
   };
 }
 
+// reselectAfterInternal makes SCION select the eventless transitions once
+// more after an internal event that enabled nothing, as SCXML 1.0 does
+// (§3.13, mainEventLoop: the macrostep ends only once no eventless
+// transition is enabled and the internal queue is empty), where SCION
+// ends the macrostep when that event was the queue's last. Nothing moved
+// since the selection before, whose guards answered false: the Go
+// machine, which follows SCXML, may ask them again (random chart 977117:
+// a region's state that waits, asked again after a done transition whose
+// guard failed).
+function reselectAfterInternal(sc) {
+  const step = sc._selectTransitionsAndPerformSmallStep;
+  sc._selectTransitionsAndPerformSmallStep = function (currentEvent, ...rest) {
+    const queued = this._internalEventQueue.length;
+    const [ev, keepGoing] = step.call(this, currentEvent, ...rest);
+    const tookInternal = queued > 0 && this._internalEventQueue.length < queued;
+    return [ev, keepGoing || tookInternal];
+  };
+}
+
 function runWalk(fnModel, cur, fail, walk) {
   cur.failure = null;
   const fresh = () => ({ trace: [], calls: [], guards: [], extra: [], early: [] });
@@ -176,6 +195,7 @@ function runWalk(fnModel, cur, fail, walk) {
   };
   doneInEntryOrder(sc);
   endOnlyAtTopLevel(sc);
+  reselectAfterInternal(sc);
   sc.on('onEntry', (id) => cur.rec.trace.push('entry ' + id));
   sc.on('onExit', (id) => cur.rec.trace.push('exit ' + id));
   sc.on('onError', (e) => fail(JSON.stringify(e)));

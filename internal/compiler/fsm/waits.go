@@ -53,12 +53,12 @@ func (b *builder) compositeWaits(t *spec.Transition, c *State) {
 			leaves = append(leaves, s)
 		}
 	}
-	bad := slices.IndexFunc(leaves, func(s *State) bool { return s.Final || s.Terminal || b.parallel(s) })
+	bad := slices.IndexFunc(leaves, func(s *State) bool { return s.Final || s.Terminal || b.parallel(s) && b.par.inRegion() })
 	switch {
 	case b.parallel(c):
 		b.errorf(t.Pos, "transition from %s has no \"on\": %s is a parallel state or a composite state inside a region of one, which cannot wait on eventless transitions yet; name the event that moves it, or write the row from the leaves inside it (a leaf inside a region may wait)", c.Name, c.Name)
 	case bad >= 0:
-		b.errorf(t.Pos, "transition from composite state %s has no \"on\": every state inside %s would wait on it, and %s is %s (a state that waits is neither final nor terminal, and fsmgen does not give a composite state's row to a parallel state inside it yet); write the row from the states inside %s that may wait on it (a parallel state may wait on rows of its own)", c.Name, c.Name, leaves[bad].Name, kindOf(leaves[bad]), c.Name)
+		b.errorf(t.Pos, "transition from composite state %s has no \"on\": every state inside %s would wait on it, and %s is %s (a state that waits is neither final nor terminal, nor yet a parallel state inside a region); write the row from the states inside %s that may wait on it", c.Name, c.Name, leaves[bad].Name, kindOf(leaves[bad]), c.Name)
 	case len(t.Guards) == 0:
 		b.errorf(t.Pos, "transition from composite state %s has no \"on\" and no guard, so it would leave %s in the step that enters it: guard it with \"if\" so that the states inside %s wait until the guard holds", c.Name, c.Name, c.Name)
 	case t.Guards[len(t.Guards)-1].Else.Set:
@@ -91,7 +91,7 @@ func (b *builder) compositeWaits(t *spec.Transition, c *State) {
 			if s.Transient {
 				continue // left by its own rows, which end with else
 			}
-			s.Waits = true
+			s.Waits, s.parWaits = true, b.parallel(s)
 			rules := b.rowRules(t, s, nil)
 			if rules == nil {
 				return // reported at the row, for its first leaf

@@ -103,7 +103,8 @@ func (l *leaving) take(t *spec.Transition, r *specRegion, regionOf map[string]*s
 	}
 	par := r.par.Name.Value
 	if len(t.On) == 0 {
-		return l.eventless(t, r, regionOf, diags)
+		l.eventless(t, r, regionOf)
+		return false
 	}
 	var leave map[diag.Pos]bool
 	kept := !all || staysBy(t) || l.keeps(par, t.On)

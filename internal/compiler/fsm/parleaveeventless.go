@@ -22,22 +22,20 @@ import (
 // the regions after it; otherwise it is dropped, and its state, still
 // active, tries its guards again in the next microstep.
 
-// eventless records eventless row t of a transient state of region r
-// that leaves r's parallel state by some or all of its branches, and
-// turns those branches into stand-ins (see mixed); it reports whether it
-// refused the row (named).
-func (l *leaving) eventless(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion, diags *diag.List) bool {
-	par := r.par.Name.Value
-	if len(t.From) != 1 {
-		diags.Errorf(t.Pos, "region %s leaves parallel state %s by an eventless row from %d states: fsmgen writes an eventless rule that leaves a parallel state from one transient state at a time; write one row for each", r.root.Name.Value, par, len(t.From))
-		return true
-	}
+// eventless records eventless row t of a transient state of region r (or
+// of several) that leaves r's parallel state by some or all of its
+// branches, and turns those branches into stand-ins (see mixed).
+func (l *leaving) eventless(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion) {
 	if len(t.Guards) == 0 {
 		o := *t
-		l.quiet = append(l.quiet, leaveRow{r: r, src: t.From[0], t: o})
+		for _, src := range t.From {
+			// A row from several states: the parallel state's rule for
+			// each, which passRules points each state's stand-in to.
+			l.quiet = append(l.quiet, leaveRow{r: r, src: src, t: o})
+		}
 		t.Outcome = spec.Outcome{Ignore: spec.Bool{Value: true, Pos: t.Pos, Set: true}}
 		l.passes[t.Pos] = true
-		return false
+		return
 	}
 	leave := map[diag.Pos]bool{}
 	for _, br := range t.Guards {
@@ -45,11 +43,12 @@ func (l *leaving) eventless(t *spec.Transition, r *specRegion, regionOf map[stri
 			leave[br.Pos] = true
 		}
 	}
-	o := *t
-	o.Guards = slices.Clone(t.Guards)
-	l.quiet = append(l.quiet, leaveRow{r: r, src: t.From[0], t: o, leave: leave})
+	for _, src := range t.From {
+		o := *t
+		o.Guards = slices.Clone(t.Guards)
+		l.quiet = append(l.quiet, leaveRow{r: r, src: src, t: o, leave: leave})
+	}
 	l.mixed(t, leave)
-	return false
 }
 
 // leavingEventless resolves, in the machine's build, the branches of the

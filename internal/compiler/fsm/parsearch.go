@@ -202,7 +202,16 @@ func (m *Machine) parallelPaths(b *builder) {
 		if src := r.Source; found[r.Index] == nil && r.Mixed && src != nil && src.Region != nil && slices.ContainsFunc(src.Region.Leaves, func(l *State) bool { return active[l] && (l == src || src.Contains(l)) }) {
 			// A branch of a region's chain that leaves its parallel
 			// state, whose state is reached.
-			b.errorf(r.Pos, "rule %s can never fire: %s is reached, but in every configuration the machine reaches with it, a region before %s takes %s by a transition with a target first, and SCXML then drops a transition that leaves %s from a later region (SCXML 1.0 §3.13, removeConflictingTransitions); remove the rule", r.Label, src.Name, src.Region.Root.Name, r.Event.Name, r.From.Name)
+			takes := "an eventless transition with a target"
+			if r.Event != nil {
+				takes = r.Event.Name + " by a transition with a target"
+			} else if in := r.Guard; in != nil && in.In != nil {
+				// An eventless branch: its In(State) guard never holds
+				// where its state rests, or a region before it moves.
+				b.errorf(r.Pos, "rule %s can never fire: %s is reached, but never while %s is active, ahead of the eventless transitions of the regions before %s; test In() of a state that is active beside %s, or remove the rule", r.Label, src.Name, in.In.Name, src.Region.Root.Name, src.Name)
+				continue
+			}
+			b.errorf(r.Pos, "rule %s can never fire: %s is reached, but in every configuration the machine reaches with it, a region before %s takes %s first, and SCXML then drops a transition that leaves %s from a later region (SCXML 1.0 §3.13, removeConflictingTransitions); remove the rule", r.Label, src.Name, src.Region.Root.Name, takes, r.From.Name)
 			continue
 		}
 		if found[r.Index] == nil && r.From != nil && r.From.Regions != nil && r.Event != nil {

@@ -3,6 +3,7 @@ package emit
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -123,9 +124,12 @@ func quietMethod(p *fsm.State) string { return "leave" + p.GoName }
 // quietLeaves returns the rules of parallel state p that eventless rules
 // of its regions' transient states, and the done transitions of the
 // composite states inside them, leave it by (Rule.Leaves), in rule
-// order.
+// order, and p's own eventless rules that macroOn picks (see ownFirst).
 func quietLeaves(p *fsm.State) []*fsm.Rule {
 	out := eventlessLeaves(p)
+	if ownFirst(p) {
+		out = append(out, p.Choice.Rules...)
+	}
 	add := func(r *fsm.Rule) {
 		if r.Leaves != nil && !slices.Contains(out, r.Leaves) {
 			out = append(out, r.Leaves)
@@ -177,6 +181,20 @@ func (g *goGen) genQuietLeaves() {
 // eventless rules of transient states inside the regions of p and the
 // done transitions of composite states inside them that leave p.
 func quietDoc(p *fsm.State, rules []*fsm.Rule) string {
+	if ownFirst(p) {
+		kinds := []string{"an eventless rule of " + p.Name + " itself, which " + macroMethod(p) + " picks before a done event"}
+		if slices.ContainsFunc(rules, func(r *fsm.Rule) bool { return r.Done == nil && !slices.Contains(p.Choice.Rules, r) }) {
+			kinds = append(kinds, "one of a transient state inside its regions")
+		}
+		if slices.ContainsFunc(rules, func(r *fsm.Rule) bool { return r.Done != nil }) {
+			kinds = append(kinds, "the done transition of a composite state inside one")
+		}
+		which := "rule left, which leaves " + p.Name + ": " + strings.Join(kinds, ", or ")
+		if len(rules) == 1 {
+			which = "the eventless rule of " + p.Name + ", which " + macroMethod(p) + " picks before a done event"
+		}
+		return fmt.Sprintf("%s takes %s. It exits every region of %s and %s itself (SCXML 1.0 §3.13).", quietMethod(p), which, p.Name, p.Name)
+	}
 	done := slices.ContainsFunc(rules, func(r *fsm.Rule) bool { return r.Done != nil })
 	eventless := slices.ContainsFunc(rules, func(r *fsm.Rule) bool { return r.Done == nil })
 	which := func(article, what string) string { // article: when it is one of several

@@ -22,10 +22,19 @@ import (
 // mixed reports whether the regions of parallel state p hold transient
 // states and final states whose composite states have done transitions,
 // or done events that wait beside a parallel state's inside a region
-// (see ordered): macroOn then settles them.
+// (see ordered), or p waits beside such final states, its own eventless
+// rules tested before each done event (see ownFirst): macroOn then
+// settles them.
 func mixed(p *fsm.State) bool {
-	return hasEventless(p) && len(doneRegions(p)) > 0 || ordered(p)
+	return (hasEventless(p) || p.Waits) && len(doneRegions(p)) > 0 || ordered(p)
 }
+
+// ownFirst reports whether parallel state p waits beside final states of
+// its regions whose composite states have done transitions: SCXML 1.0
+// §3.13 selects the eventless transitions, p's own among them, before it
+// takes each done event of the internal queue, so macroOn tests p's rules
+// before each done transition, and returns the one it picks for leaveOn.
+func ownFirst(p *fsm.State) bool { return p.Waits && len(doneRegions(p)) > 0 }
 
 // completes reports whether leaf s of a region is a final state whose
 // composite state's done transition leaves it in the step that enters it.
@@ -65,6 +74,9 @@ func macroLoop(p *fsm.State) jen.Code {
 	}
 	if !hasEventless(p) {
 		what = "// Done transitions, in the order their done events were raised."
+	}
+	if !hasEventless(p) && ownFirst(p) {
+		what = "// Done transitions, in the order their done events were raised, " + p.Name + "'s eventless rules before each."
 	}
 	if len(quietLeaves(p)) > 0 {
 		return jen.Comment(what).Line().If(jen.Id("left").Op(":=").Id("m").Dot(macroMethod(p)).Call(), jen.Id("left").Op(">=").Lit(0)).Block(
@@ -157,7 +169,22 @@ func (g *goGen) genMacro() {
 			jen.For(jen.List(jen.Id("i"), jen.Id("at")).Op(":=").Range().Id("raised")).Block(
 				jen.If(jen.Id("at").Op(">").Lit(0).Op("&&").Parens(jen.Id("k").Op("<").Lit(0).Op("||").Id("at").Op("<").Id("raised").Index(jen.Id("k")))).Block(
 					jen.Id("k").Op("=").Id("i"))),
-			jen.If(jen.Id("k").Op("<").Lit(0)).Block(settled),
+			jen.If(jen.Id("k").Op("<").Lit(0)).Block(settled))
+		if ownFirst(p) {
+			loop = append(loop, jen.Comment(fmt.Sprintf("// The eventless rules of %s, before the done event (SCXML 1.0 §3.13).", p.Name)))
+			var own []jen.Code
+			for _, r := range p.Choice.Rules {
+				take := []jen.Code{comment("", r.Label), jen.Return(jen.Lit(r.Index))}
+				if len(p.Choice.Rules) == 1 {
+					loop = append(loop, jen.If(g.guardTest(r)).Block(take...))
+				}
+				own = append(own, jen.Case(g.guardTest(r)).Block(take...))
+			}
+			if len(own) > 1 {
+				loop = append(loop, jen.Switch().Block(own...))
+			}
+		}
+		loop = append(loop,
 			jen.Id("raised").Index(jen.Id("k")).Op("=").Lit(0),
 			jen.Switch(jen.Id("k")).Block(cases...),
 			jen.Id("clock").Op("=").Id("m").Dot(raiseMethod(p)).Call(jen.Op("&").Id("raised"), jen.Id("clock")),
@@ -183,10 +210,18 @@ func (g *goGen) genMacro() {
 				"transition whose done event was raised first (a composite state's, or a parallel state's inside a region), and " +
 				"again, until none waits. XState v5 orders always and onDone so."
 		}
+		if ownFirst(p) {
+			doc += fmt.Sprintf(" Before each done transition, it tests the eventless rules of %s, which waits (SCXML 1.0 §3.13 "+
+				"selects the eventless transitions before it takes an event of the internal queue).", p.Name)
+		}
 		results := jen.Null()
 		if leaving {
-			doc += fmt.Sprintf(" A rule that leaves %s (an eventless rule of a transient state, or a done transition) is taken "+
-				"by %s: %s returns its index, and -1 once the regions are settled.", p.Name, quietMethod(p), macroMethod(p))
+			what := "an eventless rule of a transient state, or a done transition"
+			if ownFirst(p) {
+				what = "an eventless rule of " + p.Name + ", or of a transient state, or a done transition"
+			}
+			doc += fmt.Sprintf(" A rule that leaves %s (%s) is taken by %s: %s returns its index, and -1 once the regions are "+
+				"settled.", p.Name, what, quietMethod(p), macroMethod(p))
 			results = jen.Int()
 		}
 		g.f.Add(paragraphs(fmt.Sprintf("%s settles the regions of %s after a step, in the order of SCXML 1.0 §3.13 (macrostep): %s", macroMethod(p), p.Name, doc)))

@@ -141,9 +141,7 @@ func (g *goGen) genWaitIn() {
 			"on eventless rules: it takes the eventless rules of the regions, a microstep at a time, until no guard "+
 			"holds (SCXML 1.0 §3.13), after every step, as the guards may hold now.", waitMethod(p), p.Name)
 		var params, body []jen.Code
-		if hasEventless(p) {
-			// (A parallel state that waits has no done transition of a
-			// composite state inside its regions: see fsm's waitRefusals.)
+		if hasEventless(p) || mixed(p) {
 			body = append(body, settleInner(p.Regions))
 		}
 		if p.Waits {

@@ -27,8 +27,7 @@ var parallelWaitsChance = func() float64 {
 // parallel states (docs/spec.md, "A parallel state that waits"), from a
 // stream of its own (chartGen.pwait), after everything else, so a chart
 // without them is the seed's before they were drawn. A parallel state with
-// no parallel state inside it, nor a composite state with a done
-// transition, may get one row of one or two branches, each
+// no parallel state inside it may get one row of one or two branches, each
 // guarded by a guard of its own or by In() of a leaf of one of its
 // regions, to a state outside it, or to its history when it is under
 // one. Loops through the states that wait outside are left to the
@@ -39,9 +38,7 @@ func (g *chartGen) parallelWaits() {
 		if p.kind != parallelNode || w.Float64() >= parallelWaitsChance {
 			continue
 		}
-		if slices.ContainsFunc(p.all(), func(n *rnode) bool {
-			return n != p && (n.kind == parallelNode || n.kind == compositeNode && (n.done != "" || n.doneIf != nil))
-		}) {
+		if slices.ContainsFunc(p.all(), func(n *rnode) bool { return n != p && n.kind == parallelNode }) {
 			continue // (refused: see parwaits.go)
 		}
 		var ins []string

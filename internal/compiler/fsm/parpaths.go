@@ -269,10 +269,21 @@ func (m *Machine) settled(p *State, w *Way, after []*State, queue []*Region) []r
 			return m.takeHostDone(p, w, after, q, nil)
 		}
 		if p.Waits {
-			return m.waitOwn(p, w, after)
+			return m.waitOwn(p, w, after, func(cw *Way) []regionWay { return m.settledDone(p, cw, after) })
 		}
 		return m.settledDone(p, w, after)
 	}
+	if p.Waits {
+		// p's own eventless rules come before the done event (SCXML
+		// 1.0 §3.13: the eventless transitions are selected before an
+		// event of the internal queue is taken).
+		return m.waitOwn(p, w, after, func(cw *Way) []regionWay { return m.settledQueue(p, cw, after, queue) })
+	}
+	return m.settledQueue(p, w, after, queue)
+}
+
+// settledQueue is settled for the done event of queue[0], which waits.
+func (m *Machine) settledQueue(p *State, w *Way, after []*State, queue []*Region) []regionWay {
 	reg := queue[0]
 	if q := waitingHost(reg, after); q != nil {
 		// The done event of a parallel state inside reg.
@@ -317,8 +328,8 @@ func (m *Machine) settled(p *State, w *Way, after []*State, queue []*Region) []r
 // ancestors has one enabled, and preempted by a region's): one way per
 // rule, its guard holding and those before it failing, leaving p from
 // after as p's done transition does; then, every guard failing, the way
-// on to p's done transition (settledDone).
-func (m *Machine) waitOwn(p *State, w *Way, after []*State) []regionWay {
+// on through next (the done event that waits, or p's done transition).
+func (m *Machine) waitOwn(p *State, w *Way, after []*State, next func(*Way) []regionWay) []regionWay {
 	var out []regionWay
 	tests := w.Tests
 	for _, r := range p.Choice.Rules {
@@ -341,7 +352,7 @@ func (m *Machine) waitOwn(p *State, w *Way, after []*State) []regionWay {
 	}
 	cw := *w
 	cw.Tests = tests
-	return append(out, m.settledDone(p, &cw, after)...)
+	return append(out, next(&cw)...)
 }
 
 // settledDone is settled once the regions of p settled and p's own

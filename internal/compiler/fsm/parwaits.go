@@ -28,24 +28,11 @@ func waitRefusals(m *Machine, diags *diag.List) bool {
 			continue
 		}
 		// (One inside a region is refused by the build: see waits.)
-		why := ""
-		for _, reg := range p.Flat {
-			for _, l := range reg.Leaves {
-				switch {
-				case len(p.Flat) != len(p.Regions) || l.Regions != nil:
-					why = "a region of " + p.Name + " holds a parallel state"
-				case l.Completes != nil && why == "":
-					// SCXML 1.0 §3.13 tests p's eventless rules before
-					// each done event the regions raise, and again after
-					// its transition: the generated code tests them once
-					// the done transitions are taken.
-					why = "composite state " + l.Completes.Name + " inside region " + reg.Root.Name + " has a done transition, whose done event waits until the rules of " + p.Name + " are tested (SCXML 1.0 §3.13)"
-				}
-			}
-		}
-		if why != "" {
+		if len(p.Flat) != len(p.Regions) || slices.ContainsFunc(p.Regions, func(r *Region) bool {
+			return slices.ContainsFunc(r.Leaves, func(l *State) bool { return l.Regions != nil })
+		}) {
 			refused = true
-			diags.Errorf(p.Choice.Rules[0].Pos, "parallel state %s waits on eventless transitions, and %s: fsmgen does not write a parallel state that waits there yet; name the event that moves %s, or write the row from the states of its regions", p.Name, why, p.Name)
+			diags.Errorf(p.Choice.Rules[0].Pos, "parallel state %s waits on eventless transitions, and a region of %s holds a parallel state: fsmgen does not write a parallel state that waits there yet; name the event that moves %s, or write the row from the states of its regions", p.Name, p.Name, p.Name)
 		}
 	}
 	for _, p := range m.States {

@@ -29,7 +29,8 @@ function prepare(spec, ctx) {
 // function that runs one walk on it. The guards, effects and delays the
 // document calls record into the walk that runs.
 async function machineRunner(spec) {
-  const cur = { rec: null, answers: [], names: [], given: {}, failure: null, waiting: new Set(spec.waiting ?? []), restedAt: new Map() };
+  const cur = { rec: null, answers: [], names: [], given: {}, givenAt: {}, failure: null, waiting: new Set(spec.waiting ?? []), own: new Set(spec.own ?? []), restedAt: new Map() };
+  // givenAt: how far the step had got when each guard answered (see own).
   // restedAt: for each guard of a state that waits that answered false in
   // this step, how far the step had got then (see below).
   const progress = () => `${cur.rec.trace.length}:${cur.rec.calls.length}`;
@@ -65,10 +66,19 @@ async function machineRunner(spec) {
         cur.rec.early.push(name);
         return false;
       }
+      if (cur.own.has(name) && name in cur.given && cur.givenAt[name] === progress()) {
+        // The guard of a parallel state's eventless rule, asked again in
+        // the same selection for another region's atomic state (SCXML
+        // 1.0 §3.13, selectEventlessTransitions), where the Go machine
+        // asks it once: nothing moved since, and it is pure.
+        cur.rec.extra.push(name);
+        return cur.given[name];
+      }
       if (cur.names.length > 0 && cur.names[0] === name) {
         cur.names.shift();
         const a = cur.answers.shift();
         cur.given[name] = a;
+        cur.givenAt[name] = progress();
         cur.rec.guards.push(name);
         if (!a && cur.waiting.has(name)) cur.restedAt.set(name, progress());
         return a;
@@ -210,6 +220,7 @@ function runWalk(fnModel, cur, fail, walk) {
   cur.answers = [...(walk.start ?? [])];
   cur.names = [...(walk.startNames ?? [])];
   cur.given = {};
+  cur.givenAt = {};
   cur.restedAt = new Map();
   cur.early = false;
   sc.start();
@@ -220,6 +231,7 @@ function runWalk(fnModel, cur, fail, walk) {
     cur.answers = [...(step.guards ?? [])];
     cur.names = [...(step.names ?? [])];
     cur.given = {};
+    cur.givenAt = {};
     cur.restedAt = new Map();
     cur.early = true;
     cur.rejected = step.rejected ?? false;

@@ -66,7 +66,8 @@ function runWalk(spec, walk) {
   const leaving = new Set(spec.leaving ?? []);
   const waiting = new Set(spec.waiting ?? []);
   const own = new Set(spec.own ?? []);
-  // given: the answers the guards of own gave in this step.
+  // given: the answers the guards of own gave in this step, each with how
+  // far the step had got then.
   let given = new Map();
   let rejected = false;
   // restedAt: for each guard of a state that waits that answered false in
@@ -94,6 +95,12 @@ function runWalk(spec, walk) {
         rec.early.push(name);
         return false;
       }
+      if (own.has(name) && given.get(name)?.at === progress()) {
+        // Asked again in the same selection, for another region's atomic
+        // state (see below): nothing moved since, and it is pure.
+        rec.extra.push(name);
+        return given.get(name).answer;
+      }
       if (names[0] !== name && own.has(name)) {
         // XState selects the always of every region's atomic state and
         // of its ancestors (SCXML 1.0 §3.13,
@@ -104,7 +111,7 @@ function runWalk(spec, walk) {
         // It is pure: the answer given already in the step, or the one
         // the Go machine gives later, or false.
         rec.extra.push(name);
-        if (given.has(name)) return given.get(name);
+        if (given.has(name)) return given.get(name).answer;
         const later = names.indexOf(name);
         return later >= 0 ? answers[later] : false;
       }
@@ -127,7 +134,7 @@ function runWalk(spec, walk) {
       }
       names.shift();
       const answer = answers.shift();
-      if (own.has(name)) given.set(name, answer);
+      if (own.has(name)) given.set(name, { answer, at: progress() });
       if (!answer && waiting.has(name)) restedAt.set(name, progress());
       return answer;
     };

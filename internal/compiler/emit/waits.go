@@ -97,7 +97,8 @@ func waitDoc(s *fsm.State) string {
 func waitsAt(s *fsm.State) bool { return s.Waits || s.Awaits() }
 
 // waitMethod names the method that ends a step that keeps the machine in
-// parallel state p, whose regions have states that wait: waitOn.
+// parallel state p, which waits or whose regions have states that wait
+// (fsm.State.Awaits): waitOn.
 func waitMethod(p *fsm.State) string { return "wait" + p.GoName }
 
 // waitCall is the call of p's waitMethod at the end of a step: m.waitOn(),

@@ -15,7 +15,8 @@ import (
 
 // waitRefusals reports the states that wait inside regions where fsmgen
 // does not write them, and whether it reported any: in a region of a
-// parallel state inside another's region, or beside one. (Beside
+// parallel state inside another's region, or beside one; and the
+// parallel states that wait whose regions hold a parallel state. (Beside
 // deferrals they are written: a deferral tests nothing, and recall
 // follows once the step's eventless rules have settled. Under a history
 // inside the region, too: a region's rule into the history tests the

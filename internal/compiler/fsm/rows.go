@@ -359,7 +359,11 @@ func (b *builder) outcomeRule(o *spec.Outcome, pos diag.Pos, from *State, ev *Ev
 			b.errorf(o.To.Pos, "transient state %s cannot lead to itself: it would loop without an event", from.Name)
 			ok = false
 		} else if ev == nil && from != nil && r.To == from && from.Waits {
-			b.errorf(o.To.Pos, "the eventless transition of %s cannot lead to itself: entering %s tests it again, so it would loop without an event while its guard holds", from.Name, from.Name)
+			to := "itself"
+			if in := b.par.into(pos); in != "" {
+				to = in + ", inside it" // a state of a parallel state's region
+			}
+			b.errorf(o.To.Pos, "the eventless transition of %s cannot lead to %s: entering %s tests it again, so it would loop without an event while its guard holds", from.Name, to, from.Name)
 			ok = false
 		}
 	}

@@ -23,8 +23,8 @@ var parallelWaitsChance = func() float64 {
 	return float64(n) / 100
 }()
 
-// parallelWaits draws eventless rows of the random chart's top-level
-// parallel states (docs/spec.md, "A parallel state that waits"), from a
+// parallelWaits draws eventless rows of the random chart's parallel
+// states outside regions (at the top level, or inside a composite state) (docs/spec.md, "A parallel state that waits"), from a
 // stream of its own (chartGen.pwait), after everything else, so a chart
 // without them is the seed's before they were drawn. A parallel state with
 // no parallel state inside it may get one row of one or two branches, each
@@ -34,8 +34,8 @@ var parallelWaitsChance = func() float64 {
 // checker, which refuses them.
 func (g *chartGen) parallelWaits() {
 	w := g.pwait
-	for _, p := range g.top {
-		if p.kind != parallelNode || w.Float64() >= parallelWaitsChance {
+	for _, p := range g.nodes() {
+		if p.kind != parallelNode || p.region() != nil || p.group || p.hosted || w.Float64() >= parallelWaitsChance {
 			continue
 		}
 		if slices.ContainsFunc(p.all(), func(n *rnode) bool { return n != p && n.kind == parallelNode }) {

@@ -131,10 +131,17 @@ func build(m *fsm.Machine) *chart {
 			// composite state's own (both targets try an atomic state's
 			// eventless transitions before its ancestors', SCXML 1.0
 			// §3.13), written once.
-			if around[r.Around] == nil {
-				around[r.Around] = r.From
+			// (A branch that leaves a parallel state from inside a
+			// region is the parallel state's rule, its Source the state
+			// that takes it.)
+			from := r.From
+			if r.Source != nil {
+				from = r.Source
 			}
-			if r.From != around[r.Around] {
+			if around[r.Around] == nil {
+				around[r.Around] = from
+			}
+			if from != around[r.Around] {
 				continue
 			}
 			n = c.byState[r.Around]

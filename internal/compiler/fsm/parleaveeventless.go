@@ -28,7 +28,7 @@ import (
 func (l *leaving) eventless(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion) {
 	if len(t.Guards) == 0 {
 		o := *t
-		for _, src := range t.From {
+		for _, src := range sources(t, r) {
 			// A row from several states: the parallel state's rule for
 			// each, which passRules points each state's stand-in to.
 			l.quiet = append(l.quiet, leaveRow{r: r, src: src, t: o})
@@ -43,12 +43,34 @@ func (l *leaving) eventless(t *spec.Transition, r *specRegion, regionOf map[stri
 			leave[br.Pos] = true
 		}
 	}
-	for _, src := range t.From {
+	for _, src := range sources(t, r) {
 		o := *t
 		o.Guards = slices.Clone(t.Guards)
 		l.quiet = append(l.quiet, leaveRow{r: r, src: src, t: o, leave: leave})
 	}
 	l.mixed(t, leave)
+}
+
+// sources returns the states of region r whose rules eventless row t
+// gives: its sources, a composite state's standing for the states inside
+// it that wait on its row, those neither composite nor transient (see
+// compositeWaits), each with the parallel state's rule of its own for a
+// branch that leaves it.
+func sources(t *spec.Transition, r *specRegion) []spec.String {
+	var out []spec.String
+	for _, from := range t.From {
+		c := stateNamed(r.root, from.Value)
+		if c == nil || len(c.States) == 0 || c.Parallel.Value {
+			out = append(out, from)
+			continue
+		}
+		walkStates(c, func(s *spec.State) {
+			if s != c && (len(s.States) == 0 || s.Parallel.Value) && !s.Transient.Value && !slices.ContainsFunc(out, func(o spec.String) bool { return o.Value == s.Name.Value }) {
+				out = append(out, spec.String{Value: s.Name.Value, Pos: from.Pos, Set: true})
+			}
+		})
+	}
+	return out
 }
 
 // leavingEventless resolves, in the machine's build, the branches of the

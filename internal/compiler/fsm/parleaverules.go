@@ -149,8 +149,11 @@ func passRules(m *Machine, passing []*Rule) {
 		r.Leaves = m.Rules[i]
 		r.Label = r.Leaves.Label
 		r.Leaves.Mixed = true
-		for _, v := range r.Leaves.Variants {
+		for _, v := range append([]*Rule{r.Leaves}, r.Leaves.Variants...) {
 			v.Mixed = true // taken where the rule is (see preempted)
+			// A branch of a composite state's eventless row, which its
+			// source takes: the composite state's (see compositeWaits).
+			v.Around = r.Around
 		}
 	}
 }

@@ -126,7 +126,9 @@ type Rule struct {
 	SourceIn *Func
 	// Around is, for a rule that the eventless row of a composite state
 	// gives a state inside it that waits (see compositeWaits), that
-	// composite state: the diagram draws the row once, from it.
+	// composite state, also on the parallel state's rule a branch that
+	// leaves it from inside a region stands for: the diagram draws the
+	// row once, from it.
 	Around *State
 	// Leaves is, for a branch of the guards of a row of a state inside a
 	// region that leaves the region's parallel state P where the region

@@ -2,7 +2,6 @@ package fsm
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
@@ -65,12 +64,9 @@ func (b *builder) compositeWaits(t *spec.Transition, c *State) {
 		b.errorf(t.Guards[len(t.Guards)-1].Pos, "the eventless transition of composite state %s ends with else, so it would leave %s in the step that enters it: remove the else so that the states inside %s wait until a guard holds", c.Name, c.Name, c.Name)
 	default:
 		for i := range t.Guards {
-			if to := t.Guards[i].To; b.par.inRegion() && (!to.Set || b.states[strings.TrimSuffix(to.Value, historySuffix)] == nil) {
-				// (A branch that leaves the parallel state is a stand-in
-				// without a target by now: see parleaveeventless.go.)
-				b.errorf(t.Guards[i].Pos, "the eventless transition of composite state %s, inside a region, leads out of the region: fsmgen does not write a composite state's eventless transition out of its region yet; lead it to a state of the region, or write the row from the leaves inside %s", c.Name, c.Name)
-				return
-			}
+			// (A branch out of the region is a stand-in without a target
+			// by now, the parallel state's rule for each state inside c:
+			// see parleaveeventless.go.)
 			if to := t.Guards[i].To; to.Set {
 				if s := b.states[to.Value]; s != nil && c.Contains(s) || to.Value == c.Name+historySuffix {
 					b.errorf(to.Pos, "the eventless transition of composite state %s leads to %s, inside it: its states would take it again after it, forever while the guard holds; lead it out of %s", c.Name, to.Value, c.Name)

@@ -32,7 +32,7 @@ func randomChart(seed uint64) string {
 
 // drawChart draws the chart of a seed (randomChart writes it).
 func drawChart(seed uint64) *chartGen {
-	g := &chartGen{r: rand.New(rand.NewPCG(seed, seed*7919+1)), in: rand.New(rand.NewPCG(seed, seed*104729+3)), out: rand.New(rand.NewPCG(seed, seed*15485863+5)), into: rand.New(rand.NewPCG(seed, seed*32452843+7)), inward: rand.New(rand.NewPCG(seed, seed*49979687+11)), cross: rand.New(rand.NewPCG(seed, seed*67867967+13)), wait: rand.New(rand.NewPCG(seed, seed*86028121+17)), quit: rand.New(rand.NewPCG(seed, seed*104395301+19)), rwait: rand.New(rand.NewPCG(seed, seed*122949823+23)), pwait: rand.New(rand.NewPCG(seed, seed*141650939+29)), name: fmt.Sprintf("Random%d", seed)}
+	g := &chartGen{r: rand.New(rand.NewPCG(seed, seed*7919+1)), in: rand.New(rand.NewPCG(seed, seed*104729+3)), out: rand.New(rand.NewPCG(seed, seed*15485863+5)), into: rand.New(rand.NewPCG(seed, seed*32452843+7)), inward: rand.New(rand.NewPCG(seed, seed*49979687+11)), cross: rand.New(rand.NewPCG(seed, seed*67867967+13)), wait: rand.New(rand.NewPCG(seed, seed*86028121+17)), quit: rand.New(rand.NewPCG(seed, seed*104395301+19)), rwait: rand.New(rand.NewPCG(seed, seed*122949823+23)), pwait: rand.New(rand.NewPCG(seed, seed*141650939+29)), cwait: rand.New(rand.NewPCG(seed, seed*160481183+31)), name: fmt.Sprintf("Random%d", seed)}
 	g.chart()
 	return g
 }
@@ -86,17 +86,18 @@ type chartGen struct {
 	// that wait outside regions (see waits), quit the done transitions
 	// that leave a parallel state from inside a region (see doneLeaving),
 	// rwait the states that wait inside regions (see regionWaits), pwait
-	// the parallel states that wait (see parallelWaits).
-	in, out, into, inward, cross, wait, quit, rwait, pwait *rand.Rand
-	name                                                   string
-	n                                                      int // states named so far
-	top                                                    []*rnode
-	events                                                 []string
-	guards                                                 []string
-	actions                                                []string
-	rows                                                   []string
-	taken                                                  map[string]bool // from + event of the rows so far
-	star                                                   string          // the event of the "*" row, if any
+	// the parallel states that wait (see parallelWaits), cwait the
+	// composite states inside regions that wait (see compositeWaits).
+	in, out, into, inward, cross, wait, quit, rwait, pwait, cwait *rand.Rand
+	name                                                          string
+	n                                                             int // states named so far
+	top                                                           []*rnode
+	events                                                        []string
+	guards                                                        []string
+	actions                                                       []string
+	rows                                                          []string
+	taken                                                         map[string]bool // from + event of the rows so far
+	star                                                          string          // the event of the "*" row, if any
 }
 
 func (g *chartGen) chance(p float64) bool { return g.r.Float64() < p }
@@ -580,4 +581,5 @@ func (g *chartGen) chart() {
 	g.waits() // last, from a stream of its own: the chart is otherwise the seed's before
 	g.regionWaits()
 	g.parallelWaits()
+	g.compositeWaits()
 }

@@ -2,7 +2,7 @@ package export_test
 
 import (
 	"fmt"
-	"os"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -15,31 +15,22 @@ import (
 // of a random chart waits on eventless rows of its own (see
 // parallelWaits): one in four, or, with FSMGEN_RANDOM_PARALLEL_WAITS set,
 // that many in a hundred.
-var parallelWaitsChance = func() float64 {
-	var n int
-	if _, err := fmt.Sscan(os.Getenv("FSMGEN_RANDOM_PARALLEL_WAITS"), &n); err != nil {
-		return 0.25
-	}
-	return float64(n) / 100
-}()
+var parallelWaitsChance = envChance("FSMGEN_RANDOM_PARALLEL_WAITS", 0.25)
 
 // parallelWaits draws eventless rows of the random chart's parallel
-// states outside regions (at the top level, or inside a composite state) (docs/spec.md, "A parallel state that waits"), from a
-// stream of its own (chartGen.pwait), after everything else, so a chart
-// without them is the seed's before they were drawn. A parallel state with
-// no parallel state inside it may get one row of one or two branches, each
-// guarded by a guard of its own or by In() of a leaf of one of its
-// regions, to a state outside it, or to its history when it is under
-// one. Loops through the states that wait outside are left to the
-// checker, which refuses them.
+// states outside regions, at the top level or inside a composite state
+// (docs/spec.md, "A parallel state that waits"), from a stream of its own
+// (chartGen.pwait), after everything else, so a chart without them is
+// the seed's before they were drawn. Each (see waitsIn) may get one row
+// of one or two branches, each guarded by a guard of its own or by In()
+// of a leaf of one of its regions, to a state outside it. Loops through
+// the states that wait outside are left to the checker, which refuses
+// them.
 func (g *chartGen) parallelWaits() {
 	w := g.pwait
 	for _, p := range g.nodes() {
-		if p.kind != parallelNode || p.region() != nil || p.group || p.hosted || w.Float64() >= parallelWaitsChance {
+		if !p.waitsIn() || w.Float64() >= parallelWaitsChance {
 			continue
-		}
-		if slices.ContainsFunc(p.all(), func(n *rnode) bool { return n != p && n.kind == parallelNode }) {
-			continue // (refused: see parwaits.go)
 		}
 		var ins []string
 		for _, reg := range p.children {
@@ -49,19 +40,12 @@ func (g *chartGen) parallelWaits() {
 				}
 			}
 		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "  - from: %s\n    guards:\n", p.name)
-		for range 1 + w.IntN(2) {
-			guard := g.newGuard()
+		g.eventlessRow(w, p.name, func() string {
 			if len(ins) > 0 && w.Float64() < 0.3 {
-				guard = ins[w.IntN(len(ins))]
+				return ins[w.IntN(len(ins))]
 			}
-			fmt.Fprintf(&b, "      - if: %s\n        to: %s\n", guard, g.outside(w, p))
-			if w.Float64() < 0.5 {
-				fmt.Fprintf(&b, "        action: %s\n", g.actions[w.IntN(len(g.actions))])
-			}
-		}
-		g.rows = append(g.rows, b.String())
+			return g.newGuard()
+		}, func() string { return g.outside(w, p) })
 	}
 }
 
@@ -83,13 +67,7 @@ func parallelWaitCharts(t *testing.T, specs map[string]*generate.Result, keys []
 // parallel state outside regions gets a composite state that waits (see
 // compositeWaits): one in four, or, with FSMGEN_RANDOM_COMPOSITE_WAITS
 // set, that many in a hundred.
-var compositeWaitsChance = func() float64 {
-	var n int
-	if _, err := fmt.Sscan(os.Getenv("FSMGEN_RANDOM_COMPOSITE_WAITS"), &n); err != nil {
-		return 0.25
-	}
-	return float64(n) / 100
-}()
+var compositeWaitsChance = envChance("FSMGEN_RANDOM_COMPOSITE_WAITS", 0.25)
 
 // compositeWaits draws eventless rows of composite states inside the
 // regions of the random chart's parallel states outside regions
@@ -102,11 +80,8 @@ var compositeWaitsChance = func() float64 {
 func (g *chartGen) compositeWaits() {
 	w := g.cwait
 	for _, p := range g.nodes() {
-		if p.kind != parallelNode || p.region() != nil || p.group || p.hosted {
+		if !p.waitsIn() {
 			continue
-		}
-		if slices.ContainsFunc(p.all(), func(n *rnode) bool { return n != p && n.kind == parallelNode }) {
-			continue // (refused: see parwaits.go)
 		}
 		for _, reg := range p.children {
 			if w.Float64() >= compositeWaitsChance {
@@ -137,23 +112,43 @@ func (g *chartGen) compositeWaits() {
 					}
 				}
 			}
-			var b strings.Builder
-			fmt.Fprintf(&b, "  - from: %s\n    guards:\n", c.name)
-			for range 1 + w.IntN(2) {
-				guard := g.newGuard()
+			g.eventlessRow(w, c.name, func() string {
 				if len(ins) > 0 && w.Float64() < 0.3 {
-					guard = ins[w.IntN(len(ins))]
+					return ins[w.IntN(len(ins))]
 				}
-				target := g.outside(w, p)
+				return g.newGuard()
+			}, func() string {
 				if len(to) > 0 && w.Float64() < 0.5 {
-					target = to[w.IntN(len(to))]
+					return to[w.IntN(len(to))]
 				}
-				fmt.Fprintf(&b, "      - if: %s\n        to: %s\n", guard, target)
-				if w.Float64() < 0.5 {
-					fmt.Fprintf(&b, "        action: %s\n", g.actions[w.IntN(len(g.actions))])
-				}
-			}
-			g.rows = append(g.rows, b.String())
+				return g.outside(w, p)
+			})
 		}
 	}
+}
+
+// waitsIn reports whether p is a parallel state outside regions with no
+// parallel state inside it: it, and its regions' states, may wait (fsmgen
+// refuses the others, see parwaits.go).
+func (p *rnode) waitsIn() bool {
+	return p.kind == parallelNode && p.region() == nil && !p.group && !p.hosted &&
+		!slices.ContainsFunc(p.all(), func(n *rnode) bool { return n != p && n.kind == parallelNode })
+}
+
+// eventlessRow adds an eventless row from state from of one or two
+// branches drawn from w, each guarded by guard and leading to target,
+// half of them with an action.
+func (g *chartGen) eventlessRow(w *rand.Rand, from string, guard, target func() string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  - from: %s\n    guards:\n", from)
+	for range 1 + w.IntN(2) {
+		// (In the order the draws were made before eventlessRow: the
+		// guard, then the target.)
+		gd := guard()
+		fmt.Fprintf(&b, "      - if: %s\n        to: %s\n", gd, target())
+		if w.Float64() < 0.5 {
+			fmt.Fprintf(&b, "        action: %s\n", g.actions[w.IntN(len(g.actions))])
+		}
+	}
+	g.rows = append(g.rows, b.String())
 }

@@ -305,10 +305,14 @@ func (g *chartGen) waits() {
 }
 
 // waitsChance is the chance that chartGen.waits draws states that wait.
-var waitsChance = func() float64 {
+var waitsChance = envChance("FSMGEN_RANDOM_WAITS", 0.5)
+
+// envChance is a chance the environment variable name may set, in
+// hundredths; def when it does not.
+func envChance(name string, def float64) float64 {
 	var n int
-	if _, err := fmt.Sscan(os.Getenv("FSMGEN_RANDOM_WAITS"), &n); err != nil {
-		return 0.5
+	if _, err := fmt.Sscan(os.Getenv(name), &n); err != nil {
+		return def
 	}
 	return float64(n) / 100
-}()
+}

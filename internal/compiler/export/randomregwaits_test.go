@@ -1,10 +1,7 @@
 package export_test
 
 import (
-	"fmt"
-	"os"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
@@ -15,13 +12,7 @@ import (
 // of a random chart gets states that wait inside its regions (see
 // regionWaits): one in two, or, with FSMGEN_RANDOM_REGION_WAITS set,
 // that many in a hundred.
-var regionWaitsChance = func() float64 {
-	var n int
-	if _, err := fmt.Sscan(os.Getenv("FSMGEN_RANDOM_REGION_WAITS"), &n); err != nil {
-		return 0.5
-	}
-	return float64(n) / 100
-}()
+var regionWaitsChance = envChance("FSMGEN_RANDOM_REGION_WAITS", 0.5)
 
 // regionWaits draws states that wait inside the regions of the random
 // chart's top-level parallel states (docs/spec.md, "States that wait
@@ -85,21 +76,12 @@ func (g *chartGen) regionWaits() {
 			if len(to) == 0 {
 				continue
 			}
-			var b strings.Builder
-			fmt.Fprintf(&b, "  - from: %s\n    guards:\n", s.name)
-			for range 1 + w.IntN(2) {
-				guard := ""
+			g.eventlessRow(w, s.name, func() string {
 				if len(ins) > 0 && w.Float64() < 0.4 {
-					guard = ins[w.IntN(len(ins))]
-				} else {
-					guard = g.newGuard()
+					return ins[w.IntN(len(ins))]
 				}
-				fmt.Fprintf(&b, "      - if: %s\n        to: %s\n", guard, to[w.IntN(len(to))])
-				if w.Float64() < 0.5 {
-					fmt.Fprintf(&b, "        action: %s\n", g.actions[w.IntN(len(g.actions))])
-				}
-			}
-			g.rows = append(g.rows, b.String())
+				return g.newGuard()
+			}, func() string { return to[w.IntN(len(to))] })
 		}
 	}
 }

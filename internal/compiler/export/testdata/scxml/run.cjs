@@ -30,7 +30,14 @@ function prepare(spec, ctx) {
 // document calls record into the walk that runs.
 async function machineRunner(spec) {
   const cur = { rec: null, answers: [], names: [], given: {}, givenAt: {}, failure: null, waiting: new Set(spec.waiting ?? []), own: new Set(spec.own ?? []), restedAt: new Map() };
-  // givenAt: how far the step had got when each guard answered (see own).
+  // givenAt: the selection of eventless transitions each guard answered in
+  // (see own): how far the step had got then, and the event it follows.
+  const eventIds = new WeakMap();
+  let lastEventId = 0;
+  const selection = (event) => {
+    if (event && typeof event === 'object' && !eventIds.has(event)) eventIds.set(event, ++lastEventId);
+    return `${progress()}#${event && typeof event === 'object' ? eventIds.get(event) : ''}`;
+  };
   // restedAt: for each guard of a state that waits that answered false in
   // this step, how far the step had got then (see below).
   const progress = () => `${cur.rec.trace.length}:${cur.rec.calls.length}`;
@@ -44,7 +51,7 @@ async function machineRunner(spec) {
     };
   }
   for (const name of spec.guards ?? []) {
-    ctx[name] = () => {
+    ctx[name] = (event) => {
       if (cur.early || (cur.rejected && cur.names.length === 0 && cur.waiting.has(name))) {
         // SCION selects eventless transitions before it takes the event
         // (_selectTransitionsAndPerformSmallStep), where SCXML 1.0 §3.13
@@ -66,7 +73,7 @@ async function machineRunner(spec) {
         cur.rec.early.push(name);
         return false;
       }
-      if (cur.own.has(name) && name in cur.given && cur.givenAt[name] === progress()) {
+      if (cur.own.has(name) && name in cur.given && cur.givenAt[name] === selection(event)) {
         // The guard of a parallel state's eventless rule, asked again in
         // the same selection for another region's atomic state (SCXML
         // 1.0 §3.13, selectEventlessTransitions), where the Go machine
@@ -78,7 +85,7 @@ async function machineRunner(spec) {
         cur.names.shift();
         const a = cur.answers.shift();
         cur.given[name] = a;
-        cur.givenAt[name] = progress();
+        cur.givenAt[name] = selection(event);
         cur.rec.guards.push(name);
         if (!a && cur.waiting.has(name)) cur.restedAt.set(name, progress());
         return a;

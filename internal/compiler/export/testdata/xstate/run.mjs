@@ -66,16 +66,25 @@ function runWalk(spec, walk) {
   const leaving = new Set(spec.leaving ?? []);
   const waiting = new Set(spec.waiting ?? []);
   const own = new Set(spec.own ?? []);
-  // given: the answers the guards of own gave in this step, each with how
-  // far the step had got then.
+  // given: the answers the guards of own gave in this step, each with the
+  // selection of eventless transitions it was asked in: how far the step
+  // had got then, and the event the selection follows (a done event that
+  // enabled nothing is followed by a selection of its own, which moved
+  // nothing either).
   let given = new Map();
+  const eventIds = new WeakMap();
+  let lastEventId = 0;
+  const selection = (event) => {
+    if (!eventIds.has(event)) eventIds.set(event, ++lastEventId);
+    return `${progress()}#${eventIds.get(event)}`;
+  };
   let rejected = false;
   // restedAt: for each guard of a state that waits that answered false in
   // this step, how far the step had got then (see below).
   let restedAt = new Map();
   const progress = () => `${rec.trace.length}:${rec.calls.length}`;
   for (const name of spec.guards ?? []) {
-    guards[name] = () => {
+    guards[name] = ({ event }) => {
       if (waiting.has(name) && names[0] !== name && restedAt.get(name) === progress()) {
         // XState tests the always of the configuration again after every
         // internal event it takes, a done event that enables nothing
@@ -95,7 +104,7 @@ function runWalk(spec, walk) {
         rec.early.push(name);
         return false;
       }
-      if (own.has(name) && given.get(name)?.at === progress()) {
+      if (own.has(name) && given.get(name)?.at === selection(event)) {
         // Asked again in the same selection, for another region's atomic
         // state (see below): nothing moved since, and it is pure.
         rec.extra.push(name);
@@ -134,7 +143,7 @@ function runWalk(spec, walk) {
       }
       names.shift();
       const answer = answers.shift();
-      if (own.has(name)) given.set(name, { answer, at: progress() });
+      if (own.has(name)) given.set(name, { answer, at: selection(event) });
       if (!answer && waiting.has(name)) restedAt.set(name, progress());
       return answer;
     };

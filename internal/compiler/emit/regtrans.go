@@ -172,15 +172,15 @@ func (g *goGen) genMacro() {
 			jen.If(jen.Id("k").Op("<").Lit(0)).Block(settled))
 		if ownFirst(p) {
 			loop = append(loop, jen.Comment(fmt.Sprintf("// The eventless rules of %s, before the done event (SCXML 1.0 §3.13).", p.Name)))
-			var own []jen.Code
-			for _, r := range p.Choice.Rules {
-				take := []jen.Code{comment("", r.Label), jen.Return(jen.Lit(r.Index))}
-				if len(p.Choice.Rules) == 1 {
-					loop = append(loop, jen.If(g.guardTest(r)).Block(take...))
+			pick := func(r *fsm.Rule) []jen.Code { return []jen.Code{comment("", r.Label), jen.Return(jen.Lit(r.Index))} }
+			if rules := p.Choice.Rules; len(rules) == 1 {
+				// One guard: an if reads better than a switch of one case.
+				loop = append(loop, jen.If(g.guardTest(rules[0])).Block(pick(rules[0])...))
+			} else {
+				var own []jen.Code
+				for _, r := range rules {
+					own = append(own, jen.Case(g.guardTest(r)).Block(pick(r)...))
 				}
-				own = append(own, jen.Case(g.guardTest(r)).Block(take...))
-			}
-			if len(own) > 1 {
 				loop = append(loop, jen.Switch().Block(own...))
 			}
 		}

@@ -48,8 +48,14 @@ func under(reg, host *fsm.Region) bool {
 // transitions then go in the order SCXML raised them, in macroOn (see
 // genMacro). Inside its host region the
 // others never wait beside it: the region is in it or in another state,
-// and its regions are all final or none of theirs waits.
+// and its regions are all final or none of theirs waits. When p or
+// states of its regions wait on eventless rules, their rules are
+// selected before each done event of the queue (SCXML 1.0 §3.13), so
+// macroOn takes the done transitions too.
 func ordered(p *fsm.State) bool {
+	if (p.Waits || p.WaitsIn()) && len(hostDones(p)) > 0 {
+		return true
+	}
 	for _, q := range hostDones(p) {
 		host := q.Regions[0].Host
 		if host.Host != nil {

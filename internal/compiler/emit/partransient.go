@@ -126,10 +126,7 @@ func quietMethod(p *fsm.State) string { return "leave" + p.GoName }
 // composite states inside them, leave it by (Rule.Leaves), in rule
 // order, and p's own eventless rules that macroOn picks (see ownFirst).
 func quietLeaves(p *fsm.State) []*fsm.Rule {
-	out := eventlessLeaves(p)
-	if ownFirst(p) {
-		out = append(out, p.Choice.Rules...)
-	}
+	out := append(eventlessLeaves(p), ownRules(p)...)
 	add := func(r *fsm.Rule) {
 		if r.Leaves != nil && !slices.Contains(out, r.Leaves) {
 			out = append(out, r.Leaves)

@@ -3,6 +3,7 @@ package emit
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -30,11 +31,23 @@ func mixed(p *fsm.State) bool {
 }
 
 // ownFirst reports whether parallel state p waits beside final states of
-// its regions whose composite states have done transitions: SCXML 1.0
+// its regions whose composite states have done transitions, or beside
+// parallel states inside its regions with done transitions: SCXML 1.0
 // §3.13 selects the eventless transitions, p's own among them, before it
 // takes each done event of the internal queue, so macroOn tests p's rules
 // before each done transition, and returns the one it picks for leaveOn.
-func ownFirst(p *fsm.State) bool { return p.Waits && len(doneRegions(p)) > 0 }
+func ownFirst(p *fsm.State) bool {
+	return p.Waits && (len(doneRegions(p)) > 0 || len(hostDones(p)) > 0)
+}
+
+// ownRules returns the eventless rules of parallel state p that macroOn
+// tests (see ownFirst), nil when it tests none.
+func ownRules(p *fsm.State) []*fsm.Rule {
+	if !ownFirst(p) {
+		return nil
+	}
+	return p.Choice.Rules
+}
 
 // completes reports whether leaf s of a region is a final state whose
 // composite state's done transition leaves it in the step that enters it.
@@ -76,7 +89,7 @@ func macroLoop(p *fsm.State) jen.Code {
 		what = "// Done transitions, in the order their done events were raised."
 	}
 	if !hasEventless(p) && ownFirst(p) {
-		what = "// Done transitions, in the order their done events were raised, " + p.Name + "'s eventless rules before each."
+		what = "// Done transitions, in the order their done events were raised, " + p.Name + "'s eventless rules before each and after the last."
 	}
 	if len(quietLeaves(p)) > 0 {
 		return jen.Comment(what).Line().If(jen.Id("left").Op(":=").Id("m").Dot(macroMethod(p)).Call(), jen.Id("left").Op(">=").Lit(0)).Block(
@@ -123,15 +136,20 @@ func (g *goGen) genMacro() {
 				jen.Id("raised").Index(jen.Lit(i)).Op("=").Id("clock")))
 		}
 		raise = append(raise, jen.Return(jen.Id("clock")))
-		what := fmt.Sprintf("the regions of %s, %s, that are in a final state whose composite state has a done transition", p.Name, list(names))
-		if len(hosts) > 0 {
-			what = fmt.Sprintf("%s, parallel states inside regions of %s whose regions are all final", list(hosts), p.Name)
-			if len(names) > 0 {
-				what = fmt.Sprintf("the regions of %s, %s, that are in a final state whose composite state has a done transition, and of %s", p.Name, list(names), what)
-			}
+		var whose []string
+		if len(names) > 0 {
+			whose = append(whose, fmt.Sprintf("the regions of %s, %s, in a final state whose composite state has a done transition", p.Name, list(names)))
 		}
-		g.f.Add(paragraphs(fmt.Sprintf("%s records in raised the done events of %s and wait for none yet, in document order (SCXML 1.0 §3.13, enterStates "+
-			"raises them so), each at the next tick of clock; it returns the clock.", raiseMethod(p), what)))
+		switch len(hosts) {
+		case 0:
+		case 1:
+			whose = append(whose, fmt.Sprintf("%s, a parallel state inside a region of %s, once its regions are all final", hosts[0], p.Name))
+		default:
+			whose = append(whose, fmt.Sprintf("%s, parallel states inside regions of %s, once their regions are all final", list(hosts), p.Name))
+		}
+		g.f.Add(paragraphs(fmt.Sprintf("%s records in raised the done events raised that wait for no tick yet, those of %s, in "+
+			"document order (SCXML 1.0 §3.13, enterStates raises them so), each at the next tick of clock; it returns the clock.",
+			raiseMethod(p), strings.Join(whose, ", and of "))))
 		g.f.Func().Params(jen.Id("m").Op("*").Id("Machine")).Id(raiseMethod(p)).Params(jen.Id("raised").Op("*").Add(arr), jen.Id("clock").Int()).Int().Block(raise...)
 
 		// leaving: a rule the loop takes may leave p (see quietLeaves),
@@ -145,6 +163,10 @@ func (g *goGen) genMacro() {
 					jen.Return(jen.Id("left")))
 			}
 			cases = append(cases, jen.Case(jen.Lit(i)).Block(take))
+		}
+		when, oldest := "when the done event of each region was raised; 0: none waits", "the region whose done event is the oldest"
+		if len(hosts) > 0 {
+			when, oldest = "when each done event was raised; 0: none waits", "the slot of the oldest done event"
 		}
 		var loop []jen.Code
 		switch {
@@ -164,14 +186,11 @@ func (g *goGen) genMacro() {
 		if leaving {
 			settled = jen.Return(jen.Lit(-1))
 		}
-		loop = append(loop,
-			jen.Id("k").Op(":=").Lit(-1).Comment("the region whose done event is the oldest"),
-			jen.For(jen.List(jen.Id("i"), jen.Id("at")).Op(":=").Range().Id("raised")).Block(
-				jen.If(jen.Id("at").Op(">").Lit(0).Op("&&").Parens(jen.Id("k").Op("<").Lit(0).Op("||").Id("at").Op("<").Id("raised").Index(jen.Id("k")))).Block(
-					jen.Id("k").Op("=").Id("i"))),
-			jen.If(jen.Id("k").Op("<").Lit(0)).Block(settled))
 		if ownFirst(p) {
-			loop = append(loop, jen.Comment(fmt.Sprintf("// The eventless rules of %s, before the done event (SCXML 1.0 §3.13).", p.Name)))
+			// p's rules are tested once its regions' are settled, before
+			// the oldest done event and once none waits: waitOn takes
+			// none of its own.
+			loop = append(loop, jen.Comment(fmt.Sprintf("// The eventless rules of %s, before the next done event, if any (SCXML 1.0 §3.13).", p.Name)))
 			pick := func(r *fsm.Rule) []jen.Code { return []jen.Code{comment("", r.Label), jen.Return(jen.Lit(r.Index))} }
 			if rules := p.Choice.Rules; len(rules) == 1 {
 				// One guard: an if reads better than a switch of one case.
@@ -185,12 +204,18 @@ func (g *goGen) genMacro() {
 			}
 		}
 		loop = append(loop,
+			jen.Id("k").Op(":=").Lit(-1).Comment(oldest),
+			jen.For(jen.List(jen.Id("i"), jen.Id("at")).Op(":=").Range().Id("raised")).Block(
+				jen.If(jen.Id("at").Op(">").Lit(0).Op("&&").Parens(jen.Id("k").Op("<").Lit(0).Op("||").Id("at").Op("<").Id("raised").Index(jen.Id("k")))).Block(
+					jen.Id("k").Op("=").Id("i"))),
+			jen.If(jen.Id("k").Op("<").Lit(0)).Block(settled))
+		loop = append(loop,
 			jen.Id("raised").Index(jen.Id("k")).Op("=").Lit(0),
 			jen.Switch(jen.Id("k")).Block(cases...),
 			jen.Id("clock").Op("=").Id("m").Dot(raiseMethod(p)).Call(jen.Op("&").Id("raised"), jen.Id("clock")),
 		)
 		body := []jen.Code{
-			jen.Var().Id("raised").Add(arr).Comment("when the done event of each region was raised; 0: none waits"),
+			jen.Var().Id("raised").Add(arr).Comment(when),
 			jen.Id("clock").Op(":=").Id("m").Dot(raiseMethod(p)).Call(jen.Op("&").Id("raised"), jen.Lit(0)),
 			jen.For().Block(loop...),
 		}
@@ -211,15 +236,22 @@ func (g *goGen) genMacro() {
 				"again, until none waits. XState v5 orders always and onDone so."
 		}
 		if ownFirst(p) {
-			doc += fmt.Sprintf(" Before each done transition, it tests the eventless rules of %s, which waits (SCXML 1.0 §3.13 "+
-				"selects the eventless transitions before it takes an event of the internal queue).", p.Name)
+			doc += fmt.Sprintf(" Before each done transition, and once none waits, it tests the eventless rules of %s, which waits "+
+				"(SCXML 1.0 §3.13 selects the eventless transitions before it takes an event of the internal queue).", p.Name)
 		}
 		results := jen.Null()
 		if leaving {
-			what := "an eventless rule of a transient state, or a done transition"
+			var kinds []string
 			if ownFirst(p) {
-				what = "an eventless rule of " + p.Name + ", or of a transient state, or a done transition"
+				kinds = append(kinds, "an eventless rule of "+p.Name)
 			}
+			if len(eventlessLeaves(p)) > 0 {
+				kinds = append(kinds, "an eventless rule of a state of its regions")
+			}
+			if len(quietLeaves(p)) > len(eventlessLeaves(p))+len(ownRules(p)) {
+				kinds = append(kinds, "a done transition")
+			}
+			what := strings.Join(kinds, ", or ")
 			doc += fmt.Sprintf(" A rule that leaves %s (%s) is taken by %s: %s returns its index, and -1 once the regions are "+
 				"settled.", p.Name, what, quietMethod(p), macroMethod(p))
 			results = jen.Int()

@@ -154,7 +154,13 @@ func (g *goGen) genWaitIn() {
 					"tests those of %s and takes the first whose guard holds (SCXML 1.0 §3.13: a region's eventless rule "+
 					"comes before its parallel state's), after every step, as the guards may hold now.", waitMethod(p), p.Name, p.Name)
 			}
-			body = append(body, g.cellBody(p.Choice)...)
+			if !ownFirst(p) {
+				body = append(body, g.cellBody(p.Choice)...)
+			} else {
+				doc = fmt.Sprintf("%s ends a step that keeps the machine in %s, which waits on eventless rules: %s "+
+					"tests them, with the regions' eventless rules and done transitions, in SCXML's order, after every step, "+
+					"as their guards may hold now, and %s takes the first whose guard holds.", waitMethod(p), p.Name, macroMethod(p), quietMethod(p))
+			}
 			if p.Completion != nil {
 				body = append(body, jen.Comment(fmt.Sprintf("// No guard holds: the machine stays in %s, unless it is done.", p.Name)))
 			} else {

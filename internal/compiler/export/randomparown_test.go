@@ -73,10 +73,11 @@ var compositeWaitsChance = envChance("FSMGEN_RANDOM_COMPOSITE_WAITS", 0.25)
 // regions of the random chart's parallel states outside regions
 // (docs/spec.md, "States that wait inside regions"), from a stream of its
 // own (chartGen.cwait), after everything else. A composite state with no
-// final or parallel state inside it may get one row of one or two
-// branches, each guarded by a guard of its own or by In() of a leaf of
-// another region, to a state of its region outside it or to a state
-// outside the parallel state.
+// final or parallel state inside it, and inside no parallel state inside
+// the region, may get one row of one or two branches, each guarded by a
+// guard of its own or by In() of a leaf of another region, to a state of
+// its region outside it (a parallel state inside the region too) or to a
+// state outside the parallel state.
 func (g *chartGen) compositeWaits() {
 	w := g.cwait
 	for _, p := range g.nodes() {
@@ -89,7 +90,7 @@ func (g *chartGen) compositeWaits() {
 			}
 			var can []*rnode
 			for _, c := range reg.all() {
-				if c.kind == compositeNode && c != reg && !slices.ContainsFunc(c.all(), func(n *rnode) bool { return n.final || n.kind == parallelNode }) {
+				if c.kind == compositeNode && c != reg && c.region() == reg && !slices.ContainsFunc(c.all(), func(n *rnode) bool { return n.final || n.kind == parallelNode }) {
 					can = append(can, c)
 				}
 			}
@@ -99,7 +100,7 @@ func (g *chartGen) compositeWaits() {
 			c := can[w.IntN(len(can))]
 			var to, ins []string
 			for _, n := range reg.all() {
-				if n.kind == leafNode && !n.transient && !n.inside(c) {
+				if n.kind == leafNode && !n.transient && !n.inside(c) && n.region() == reg || n.hosted && n.region() == reg {
 					to = append(to, n.name)
 				}
 			}
@@ -128,11 +129,13 @@ func (g *chartGen) compositeWaits() {
 }
 
 // waitsIn reports whether p is a parallel state outside regions with no
-// parallel state inside it: it, and its regions' states, may wait (fsmgen
-// refuses the others, see parwaits.go).
+// parallel state nested in it as a region that has a done transition: it,
+// and the states of its own regions, may wait, beside parallel states
+// inside its regions or nested in it, whose regions' states may not
+// (fsmgen refuses them, see parwaits.go).
 func (p *rnode) waitsIn() bool {
 	return p.kind == parallelNode && p.region() == nil && !p.group && !p.hosted &&
-		!slices.ContainsFunc(p.all(), func(n *rnode) bool { return n != p && n.kind == parallelNode })
+		!slices.ContainsFunc(p.all(), func(q *rnode) bool { return q.group && (q.done != "" || len(q.doneIf) > 0) })
 }
 
 // eventlessRow adds an eventless row from state from of one or two

@@ -18,14 +18,16 @@ var regionWaitsChance = envChance("FSMGEN_RANDOM_REGION_WAITS", 0.5)
 // chart's top-level parallel states (docs/spec.md, "States that wait
 // inside regions"), from a stream of its own (chartGen.rwait), after
 // everything else, so a chart without them is the seed's before they
-// were drawn. In a parallel state with no parallel state inside it, each
-// region may get one: a leaf that is neither final nor transient, nor
-// inside a state with a history in the region, whose
-// eventless rows are one or two branches, each guarded by a guard of its
-// own or by In() of a resting leaf of another region, to another leaf of
-// its region (a final one too). Parallel states inside the regions,
-// which fsmgen refuses beside them, are left out; loops through the region's transient states
-// are left to the checker, which refuses them; XState's
+// were drawn. Each region may get one: a leaf that is neither final nor
+// transient, nor inside a parallel state inside the region (fsmgen
+// refuses those), whose eventless rows are one or two branches, each
+// guarded by a guard of its own or by In() of a resting leaf of another
+// region (one inside a parallel state there too), to another leaf of its
+// region (a final one too) or a parallel state inside it. A region that
+// is a parallel state nested in p gets none, nor does p when one such
+// has a done transition (refused too, see waitsIn). Loops
+// through the region's transient states are left to the checker, which
+// refuses them; XState's
 // export refuses states that wait in two regions (see waitOrder), SCXML's
 // writes them.
 func (g *chartGen) regionWaits() {
@@ -34,8 +36,8 @@ func (g *chartGen) regionWaits() {
 		if p.kind != parallelNode || w.Float64() >= regionWaitsChance {
 			continue
 		}
-		if slices.ContainsFunc(p.all(), func(n *rnode) bool { return n != p && n.kind == parallelNode }) || p.mustRest {
-			continue // (refused: see parwaits.go)
+		if p.mustRest || !p.waitsIn() {
+			continue
 		}
 		resting := func(reg *rnode) []*rnode {
 			var out []*rnode
@@ -52,7 +54,7 @@ func (g *chartGen) regionWaits() {
 			}
 			var can []*rnode
 			for _, n := range resting(reg) {
-				if !n.final {
+				if !n.final && n.region() == reg {
 					can = append(can, n)
 				}
 			}
@@ -62,7 +64,7 @@ func (g *chartGen) regionWaits() {
 			s := can[w.IntN(len(can))]
 			var to, ins []string
 			for _, n := range reg.all() {
-				if n.kind == leafNode && n != s && !n.transient {
+				if n.kind == leafNode && n != s && !n.transient && n.region() == reg || n.hosted && n.region() == reg {
 					to = append(to, n.name)
 				}
 			}
@@ -90,12 +92,18 @@ func (g *chartGen) regionWaits() {
 // states that wait inside regions.
 func regionWaitCharts(t *testing.T, specs map[string]*generate.Result, keys []string) int {
 	t.Helper()
-	n := 0
+	n, beside := 0, 0
 	for _, key := range keys {
-		if slices.ContainsFunc(specs[key].Machine.RegionLeaves(), func(s *fsm.State) bool { return s.Waits }) {
+		m := specs[key].Machine
+		if slices.ContainsFunc(m.RegionLeaves(), func(s *fsm.State) bool { return s.Waits }) {
 			n++
 		}
+		if slices.ContainsFunc(m.States, func(p *fsm.State) bool {
+			return (p.Waits || p.WaitsIn()) && len(p.Flat) > len(p.Regions)
+		}) {
+			beside++
+		}
 	}
-	t.Logf("%d of %d charts have states that wait inside regions", n, len(keys))
+	t.Logf("%d of %d charts have states that wait inside regions; %d have a parallel state that waits, or states that wait in its regions, beside a parallel state inside them", n, len(keys), beside)
 	return n
 }

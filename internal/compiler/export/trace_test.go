@@ -128,6 +128,12 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 					leaf = leaf.InitialChild
 				}
 				cfg[r.From.Region] = leaf
+				if leaf.Regions != nil {
+					// A parallel state inside the region, entered: its
+					// regions' leaves, which a rule that leaves it later
+					// in the step exits.
+					enterHosted(t, m, r, leaf, g.Leaf, cfg)
+				}
 			}
 			if r.Done != nil {
 				flush()
@@ -357,6 +363,35 @@ func regionExits(p *fsm.State, cfg map[*fsm.Region]*fsm.State) []string {
 		}
 	}
 	return out
+}
+
+// enterHosted records in cfg the leaves rule r of a region enters the
+// regions of q, a parallel state inside the region, in: the state it
+// targets inside q, what a deep history resumes (the leaves the step
+// ends in, leaf), or their initial states.
+func enterHosted(t *testing.T, m *fsm.Machine, r *fsm.Rule, q *fsm.State, leaf string, cfg map[*fsm.Region]*fsm.State) {
+	t.Helper()
+	resumed := map[*fsm.Region]*fsm.State{}
+	for _, run := range r.Entries {
+		if run.State == q && run.Resume != nil {
+			resumed = regionConfig(t, m, leaf)
+		}
+	}
+	for _, reg := range q.Regions {
+		l := reg.Initial
+		for _, run := range r.Entries {
+			if in := run.IntoLeaf(reg); in != nil {
+				l = in
+			}
+		}
+		if in := resumed[reg]; in != nil {
+			l = in
+		}
+		for l.Composite() {
+			l = l.InitialChild
+		}
+		cfg[reg] = l
+	}
 }
 
 // regionConfig returns the leaf each region is in, from a Go leaf that

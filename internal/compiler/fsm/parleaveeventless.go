@@ -103,9 +103,9 @@ func (b *builder) leavingEventless() {
 // quietRefusals refuses, named, the eventless rules and the done
 // transitions of the states inside regions that leave their parallel
 // state p (Rule.Leaves) in the shapes fsmgen does not write yet (see
-// quietShape): p inside a region, p's regions holding a parallel state,
-// and a history its exits record that would remember a region in a state
-// it never rests in. It reports whether it refused one.
+// quietShape): p inside a region, and a history its exits record that
+// would remember a region in a state it never rests in; and, but for a
+// state that waits, p's regions holding a parallel state. It reports whether it refused one.
 func quietRefusals(m *Machine, diags *diag.List) bool {
 	refused := false
 	seen := map[*Rule]bool{}
@@ -121,6 +121,10 @@ func quietRefusals(m *Machine, diags *diag.List) bool {
 					}
 					seen[r.Leaves] = true
 					why := quietShape(reg, r.Leaves)
+					if why == "" && !s.Waits && len(reg.Parallel.Flat) != len(reg.Parallel.Regions) {
+						// (A state that waits leaves beside them.)
+						why = "a region of " + reg.Parallel.Name + " holds a parallel state"
+					}
 					switch {
 					case why == "":
 					case s.Completes != nil:
@@ -148,11 +152,8 @@ func quietRefusals(m *Machine, diags *diag.List) bool {
 // when it writes it.
 func quietShape(reg *Region, r *Rule) string {
 	p := reg.Parallel
-	switch {
-	case reg.Host != nil || p.Region != nil:
+	if reg.Host != nil || p.Region != nil {
 		return p.Name + " is inside a region of another parallel state"
-	case len(p.Flat) != len(p.Regions):
-		return "a region of " + p.Name + " holds a parallel state"
 	}
 	// The rule leaves a region in a state it never rests in (r's source,
 	// and other regions' where their done events wait): a history its

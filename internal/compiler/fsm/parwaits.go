@@ -15,9 +15,12 @@ import (
 
 // waitRefusals reports the states that wait inside regions where fsmgen
 // does not write them, and whether it reported any: in a region of a
-// parallel state inside another's region, or beside one; and the
-// parallel states that wait whose regions hold a parallel state. (Beside
-// deferrals they are written: a deferral tests nothing, and recall
+// parallel state inside another's region, or nested in another as a
+// region. (Beside such parallel states they are written, in the regions
+// of the parallel state around, and so are that parallel state's own
+// eventless rules: their done events wait in the internal queue while
+// the eventless rules are tested, see emit's ordered. Beside deferrals
+// they are written: a deferral tests nothing, and recall
 // follows once the step's eventless rules have settled. Under a history
 // inside the region, too: a region's rule into the history tests the
 // eventless rules of the state it resumes, and eventlessIntoHistory
@@ -25,15 +28,26 @@ import (
 func waitRefusals(m *Machine, diags *diag.List) bool {
 	refused := false
 	for _, p := range m.States {
-		if p.Regions == nil || !p.Waits {
+		if p.Regions == nil || p.Region != nil || !p.Waits {
 			continue
 		}
-		// (One inside a region is refused by the build: see waits.)
-		if len(p.Flat) != len(p.Regions) || slices.ContainsFunc(p.Regions, func(r *Region) bool {
-			return slices.ContainsFunc(r.Leaves, func(l *State) bool { return l.Regions != nil })
-		}) {
+		if q := nestedDone(p); q != nil {
 			refused = true
-			diags.Errorf(p.Choice.Rules[0].Pos, "parallel state %s waits on eventless transitions, and a region of %s holds a parallel state: fsmgen does not write a parallel state that waits there yet; name the event that moves %s, or write the row from the states of its regions", p.Name, p.Name, p.Name)
+			diags.Errorf(p.Choice.Rules[0].Pos, "parallel state %s waits on eventless transitions, and parallel state %s, nested in %s as a region, has a done transition: fsmgen does not order its done event among eventless rules yet; name the event that moves %s, or write %s's done transition from the states of its regions on an event", p.Name, q.Name, p.Name, p.Name, q.Name)
+			continue
+		}
+		// Its rules are tested before each done event of its regions
+		// (emit's ownFirst), so a rule may leave a region in a final
+		// state whose done transition was still to come: as a region's
+		// eventless rule that leaves, where no history may remember it.
+		if !slices.ContainsFunc(p.Flat, func(reg *Region) bool { return slices.ContainsFunc(reg.Leaves, (*State).awaitsDone) }) {
+			continue
+		}
+		for _, r := range p.Choice.Rules {
+			if why := quietShape(p.Regions[0], r); why != "" {
+				refused = true
+				diags.Errorf(r.Pos, "rule %s leaves parallel state %s, whose eventless rules are tested while the done event of a state inside its regions waits, and %s: fsmgen does not write such a rule there yet; name the event that moves %s", r.Label, p.Name, why, p.Name)
+			}
 		}
 	}
 	for _, p := range m.States {
@@ -58,12 +72,39 @@ func waitRefusals(m *Machine, diags *diag.List) bool {
 // region reg of parallel state p; "" when it does.
 func waitShape(p *State, reg *Region) string {
 	switch {
-	case reg.Host != nil || reg.Group != nil:
-		return "that region belongs to a parallel state inside a region of " + p.Name
-	case len(p.Flat) != len(p.Regions) || slices.ContainsFunc(p.Regions, func(r *Region) bool {
-		return slices.ContainsFunc(r.Leaves, func(l *State) bool { return l.Regions != nil })
-	}):
-		return "a region of " + p.Name + " holds a parallel state"
+	case reg.Host != nil:
+		return "that region belongs to parallel state " + reg.Within.Name + ", inside region " + reg.Host.Root.Name + " of " + p.Name
+	case reg.Group != nil:
+		return "that region belongs to parallel state " + reg.Group.Name + ", nested in " + p.Name + " as a region"
+	}
+	if q := nestedDone(p); q != nil {
+		return "parallel state " + q.Name + ", nested in " + p.Name + " as a region, has a done transition, whose done event would wait while the eventless rules are tested"
 	}
 	return ""
+}
+
+// nestedDone returns a parallel state nested in p as a region that has a
+// done transition, nil when none: SCXML 1.0 §3.13 takes its done event
+// once no eventless rule is enabled, which fsmgen writes for the done
+// events of composite states and of parallel states inside regions
+// (emit's macroOn) but not yet for these.
+func nestedDone(p *State) *State {
+	for _, q := range p.Nested() {
+		if q.Completion != nil {
+			return q
+		}
+	}
+	return nil
+}
+
+// awaitsDone reports whether leaf s of a region is a final state whose
+// composite state's, or parallel state's, done transition leaves it in
+// the step that enters it: its done event waits in the internal queue
+// while the eventless rules are tested.
+func (s *State) awaitsDone() bool {
+	if s.Completes != nil {
+		return true
+	}
+	q := s.Region.Within
+	return s.Final && q != nil && q.Completion != nil
 }

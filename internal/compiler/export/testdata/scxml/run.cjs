@@ -34,8 +34,15 @@ async function machineRunner(spec) {
   // (see own): how far the step had got then, and the event it follows.
   const eventIds = new WeakMap();
   let lastEventId = 0;
+  // awaited: the done events the document has transitions for. Another
+  // (a region's, or a parallel state's nested in another) enables
+  // nothing, and the Go machine, which raises none, asks nothing after
+  // it: the selection that follows it is the one before it, when nothing
+  // moved since (progress).
+  const awaited = new Set([...spec.document.matchAll(/event="(done\.state\.[^"]*)"/g)].map((m) => m[1]));
+  const quietDone = (event) => typeof event.name === 'string' && event.name.startsWith('done.state.') && !awaited.has(event.name);
   const selection = (event) => {
-    if (event && typeof event === 'object' && !eventIds.has(event)) eventIds.set(event, ++lastEventId);
+    if (event && typeof event === 'object' && !eventIds.has(event)) eventIds.set(event, quietDone(event) ? lastEventId : ++lastEventId);
     return `${progress()}#${event && typeof event === 'object' ? eventIds.get(event) : ''}`;
   };
   // restedAt: for each guard of a state that waits that answered false in

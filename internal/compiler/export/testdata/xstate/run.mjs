@@ -75,8 +75,22 @@ function runWalk(spec, walk) {
   const eventIds = new WeakMap();
   let lastEventId = 0;
   const selection = (event) => {
-    if (!eventIds.has(event)) eventIds.set(event, ++lastEventId);
+    if (!eventIds.has(event)) {
+      // The done event of a state without onDone (a region's, or a
+      // parallel state's nested in another) enables nothing, and the
+      // Go machine, which raises none, asks nothing after it: the
+      // selection that follows it is the one before it, when nothing
+      // moved since (progress).
+      eventIds.set(event, quietDone(event) ? lastEventId : ++lastEventId);
+    }
     return `${progress()}#${eventIds.get(event)}`;
+  };
+  const quietDone = (event) => {
+    const m = /^xstate\.done\.state\.(.*)$/.exec(event?.type ?? '');
+    if (!m) return false;
+    let node = { states: { [spec.config.id]: spec.config } };
+    for (const key of m[1].split('.')) node = node?.states?.[key];
+    return node !== undefined && node.onDone === undefined;
   };
   let rejected = false;
   // restedAt: for each guard of a state that waits that answered false in

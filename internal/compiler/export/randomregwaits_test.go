@@ -18,14 +18,14 @@ var regionWaitsChance = envChance("FSMGEN_RANDOM_REGION_WAITS", 0.5)
 // chart's top-level parallel states (docs/spec.md, "States that wait
 // inside regions"), from a stream of its own (chartGen.rwait), after
 // everything else, so a chart without them is the seed's before they
-// were drawn. Each region may get one: a leaf that is neither final nor
-// transient, nor inside a parallel state inside the region (fsmgen
-// refuses those), whose eventless rows are one or two branches, each
+// were drawn. Each region may get one, and so may each region of a
+// parallel state inside them: a leaf of the region that is neither final
+// nor transient, whose eventless rows are one or two branches, each
 // guarded by a guard of its own or by In() of a resting leaf of another
-// region (one inside a parallel state there too), to another leaf of its
-// region (a final one too) or a parallel state inside it. A region that
-// is a parallel state nested in p gets none, nor does p when one such
-// has a done transition (refused too, see waitsIn). Loops
+// region (not one around it), to another leaf of its region (a final one
+// too) or a parallel state inside it. A region of a parallel state nested
+// in p as a region gets none, nor does p when one such has a done
+// transition (refused, see waitsIn). Loops
 // through the region's transient states are left to the checker, which
 // refuses them; XState's
 // export refuses states that wait in two regions (see waitOrder), SCXML's
@@ -39,17 +39,25 @@ func (g *chartGen) regionWaits() {
 		if p.mustRest || !p.waitsIn() {
 			continue
 		}
-		resting := func(reg *rnode) []*rnode {
+		resting := func(under *rnode) []*rnode {
 			var out []*rnode
-			for _, n := range reg.all() {
-				if n.kind == leafNode && !n.transient && (!n.final || n.parent == reg) {
+			for _, n := range under.all() {
+				if n.kind == leafNode && !n.transient && (!n.final || n.parent == n.region()) {
 					out = append(out, n)
 				}
 			}
 			return out
 		}
-		for _, reg := range p.children {
-			if w.Float64() >= 0.6 {
+		// The regions of p, then those of the parallel states inside
+		// them (not those nested in p as regions, refused).
+		regs := slices.Clone(p.children)
+		for _, q := range p.all() {
+			if q.hosted && !slices.ContainsFunc(p.all(), func(n *rnode) bool { return n.group && q.inside(n) }) {
+				regs = append(regs, q.children...)
+			}
+		}
+		for _, reg := range regs {
+			if reg.kind != regionNode || w.Float64() >= 0.6 {
 				continue
 			}
 			var can []*rnode
@@ -68,11 +76,11 @@ func (g *chartGen) regionWaits() {
 					to = append(to, n.name)
 				}
 			}
-			for _, other := range p.children {
-				if other != reg {
-					for _, n := range resting(other) {
-						ins = append(ins, "In("+n.name+")")
-					}
+			for _, n := range resting(p) {
+				// A leaf of another region, not of one around reg (In()
+				// of a state reg is never active beside would never hold).
+				if r := n.region(); r != reg && !reg.inside(r) {
+					ins = append(ins, "In("+n.name+")")
 				}
 			}
 			if len(to) == 0 {

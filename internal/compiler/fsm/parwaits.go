@@ -15,12 +15,12 @@ import (
 
 // waitRefusals reports the states that wait inside regions where fsmgen
 // does not write them, and whether it reported any: in a region of a
-// parallel state inside another's region, or nested in another as a
-// region. (Beside such parallel states they are written, in the regions
-// of the parallel state around, and so are that parallel state's own
-// eventless rules: their done events wait in the internal queue while
-// the eventless rules are tested, see emit's ordered. Beside deferrals
-// they are written: a deferral tests nothing, and recall
+// parallel state nested in another as a region, or beside one with a
+// done transition. (In the regions of a parallel state inside a region,
+// and beside it, they are written, and so are the eventless rules of the
+// parallel state around: its done event waits in the internal queue
+// while the eventless rules are tested, see emit's ordered. Beside
+// deferrals they are written: a deferral tests nothing, and recall
 // follows once the step's eventless rules have settled. Under a history
 // inside the region, too: a region's rule into the history tests the
 // eventless rules of the state it resumes, and eventlessIntoHistory
@@ -71,10 +71,7 @@ func waitRefusals(m *Machine, diags *diag.List) bool {
 // waitShape returns why fsmgen does not write the states that wait in
 // region reg of parallel state p; "" when it does.
 func waitShape(p *State, reg *Region) string {
-	switch {
-	case reg.Host != nil:
-		return "that region belongs to parallel state " + reg.Within.Name + ", inside region " + reg.Host.Root.Name + " of " + p.Name
-	case reg.Group != nil:
+	if reg.Group != nil {
 		return "that region belongs to parallel state " + reg.Group.Name + ", nested in " + p.Name + " as a region"
 	}
 	if q := nestedDone(p); q != nil {

@@ -46,7 +46,8 @@ async function machineRunner(spec) {
     return `${progress()}#${event && typeof event === 'object' ? eventIds.get(event) : ''}`;
   };
   // restedAt: for each guard of a state that waits that answered false in
-  // this step, how far the step had got then (see below).
+  // this step, how far the step had got then and in what selection (see
+  // below).
   const progress = () => `${cur.rec.trace.length}:${cur.rec.calls.length}`;
   const fail = (msg) => { cur.failure = cur.failure ?? msg; };
   const ctx = {};
@@ -70,7 +71,14 @@ async function machineRunner(spec) {
         cur.rec.early.push(name);
         return false;
       }
-      if (cur.waiting.has(name) && cur.names[0] !== name && cur.restedAt.get(name) === progress()) {
+      if (cur.waiting.has(name) && cur.restedAt.get(name)?.sel === selection(event)) {
+        // Asked again after a done event that enables nothing (see
+        // quietDone), in the selection it answered false in: the Go
+        // machine raises no such event and asks nothing; it is pure.
+        cur.rec.early.push(name);
+        return false;
+      }
+      if (cur.waiting.has(name) && cur.names[0] !== name && cur.restedAt.get(name)?.at === progress()) {
         // SCION, as XState, selects the eventless transitions again
         // after every internal event it takes, a done event of a region
         // that enables nothing among them; the Go machine drops such an
@@ -94,7 +102,7 @@ async function machineRunner(spec) {
         cur.given[name] = a;
         cur.givenAt[name] = selection(event);
         cur.rec.guards.push(name);
-        if (!a && cur.waiting.has(name)) cur.restedAt.set(name, progress());
+        if (!a && cur.waiting.has(name)) cur.restedAt.set(name, { at: progress(), sel: selection(event) });
         return a;
       }
       // SCXML offers an event to a parallel state's own transitions once

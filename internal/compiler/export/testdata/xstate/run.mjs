@@ -94,12 +94,20 @@ function runWalk(spec, walk) {
   };
   let rejected = false;
   // restedAt: for each guard of a state that waits that answered false in
-  // this step, how far the step had got then (see below).
+  // this step, how far the step had got then and in what selection (see
+  // below).
   let restedAt = new Map();
   const progress = () => `${rec.trace.length}:${rec.calls.length}`;
   for (const name of spec.guards ?? []) {
     guards[name] = ({ event }) => {
-      if (waiting.has(name) && names[0] !== name && restedAt.get(name) === progress()) {
+      if (waiting.has(name) && restedAt.get(name)?.sel === selection(event)) {
+        // Asked again after a done event that enables nothing (see
+        // quietDone), in the selection it answered false in: the Go
+        // machine raises no such event and asks nothing; it is pure.
+        rec.early.push(name);
+        return false;
+      }
+      if (waiting.has(name) && names[0] !== name && restedAt.get(name)?.at === progress()) {
         // XState tests the always of the configuration again after every
         // internal event it takes, a done event that enables nothing
         // among them (xstate.done.state of a parallel state left in the
@@ -158,7 +166,7 @@ function runWalk(spec, walk) {
       names.shift();
       const answer = answers.shift();
       if (own.has(name)) given.set(name, { answer, at: selection(event) });
-      if (!answer && waiting.has(name)) restedAt.set(name, progress());
+      if (!answer && waiting.has(name)) restedAt.set(name, { at: progress(), sel: selection(event) });
       return answer;
     };
   }

@@ -129,10 +129,9 @@ func (g *chartGen) compositeWaits() {
 }
 
 // waitsIn reports whether p is a parallel state outside regions with no
-// parallel state nested in it as a region that has a done transition: it,
-// and the states of its own regions, may wait, beside parallel states
-// inside its regions or nested in it, whose regions' states may not
-// (fsmgen refuses them, see parwaits.go).
+// parallel state nested in it as a region that has a done transition
+// (fsmgen refuses those, see parwaits.go): it, and the states of its
+// regions, may wait.
 func (p *rnode) waitsIn() bool {
 	return p.kind == parallelNode && p.region() == nil && !p.group && !p.hosted &&
 		!slices.ContainsFunc(p.all(), func(q *rnode) bool { return q.group && (q.done != "" || len(q.doneIf) > 0) })

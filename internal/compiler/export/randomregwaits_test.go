@@ -19,17 +19,15 @@ var regionWaitsChance = envChance("FSMGEN_RANDOM_REGION_WAITS", 0.5)
 // inside regions"), from a stream of its own (chartGen.rwait), after
 // everything else, so a chart without them is the seed's before they
 // were drawn. Each region may get one, and so may each region of a
-// parallel state inside them: a leaf of the region that is neither final
-// nor transient, whose eventless rows are one or two branches, each
-// guarded by a guard of its own or by In() of a resting leaf of another
-// region (not one around it), to another leaf of its region (a final one
-// too) or a parallel state inside it. A region of a parallel state nested
-// in p as a region gets none, nor does p when one such has a done
-// transition (refused, see waitsIn). Loops
+// parallel state inside them or nested in p as a region (not when one
+// nested so has a done transition: refused, see waitsIn): a leaf of the
+// region that is neither final nor transient, whose eventless rows are
+// one or two branches, each guarded by a guard of its own or by In() of
+// a resting leaf of another region (not one around it), to another leaf
+// of its region (a final one too) or a parallel state inside it. Loops
 // through the region's transient states are left to the checker, which
-// refuses them; XState's
-// export refuses states that wait in two regions (see waitOrder), SCXML's
-// writes them.
+// refuses them; XState's export refuses states that wait in two regions
+// (see waitOrder), SCXML's writes them.
 func (g *chartGen) regionWaits() {
 	w := g.rwait
 	for _, p := range g.top {
@@ -49,10 +47,10 @@ func (g *chartGen) regionWaits() {
 			return out
 		}
 		// The regions of p, then those of the parallel states inside
-		// them (not those nested in p as regions, refused).
+		// them or nested in p as regions.
 		regs := slices.Clone(p.children)
 		for _, q := range p.all() {
-			if q.hosted && !slices.ContainsFunc(p.all(), func(n *rnode) bool { return n.group && q.inside(n) }) {
+			if q != p && q.kind == parallelNode {
 				regs = append(regs, q.children...)
 			}
 		}

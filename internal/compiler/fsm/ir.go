@@ -107,6 +107,14 @@ type Machine struct {
 	// Deferral is the machine's queue of deferred events; nil when no
 	// state defers one.
 	Deferral *Deferral
+	// endless is set to the parallel state whose eventless rules and
+	// done transitions the witness paths found in one step to come back
+	// to a configuration they began a microstep in (see
+	// Machine.eventless): a loop the loop checks missed.
+	endless *State
+	// settling are the configurations the microsteps of the step the
+	// witness paths follow began in, outermost first.
+	settling []string
 }
 
 // HasBehavior reports whether the machine calls guards or effects.

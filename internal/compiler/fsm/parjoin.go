@@ -197,13 +197,16 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 	if finalLoop(m, diags) {
 		return // the paths would resume the history without end
 	}
-	if eventlessLoops(m, diags) {
-		return // the paths would follow the loop without end (see parloops.go)
+	if eventlessLoops(m, diags) || hostedLoops(m, diags) {
+		return // the paths would follow the loop without end (see parloops.go, parhostloops.go)
 	}
 	m.parallelWays()
 	b := &builder{m: m}
 	m.parallelPaths(b)
 	*diags = append(*diags, b.diags...)
+	if p := m.endless; p != nil {
+		diags.Errorf(p.Pos, "eventless transitions could loop without an event while their guards hold: the eventless rules and done transitions inside parallel state %s may bring a step back to the regions' states it took them from; the checker cannot tell that their guards never hold together, so name the event that moves one of them (a row with \"on\"), or lead one elsewhere", p.Name)
+	}
 }
 
 // rejoin points rule r of a region's build at the machine's events,

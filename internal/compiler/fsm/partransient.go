@@ -1,6 +1,9 @@
 package fsm
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // eventless continues way w of parallel state p, after which some
 // regions are in transient states (after), through their eventless rules,
@@ -20,6 +23,18 @@ import "slices"
 // then testing their guards but moving not; dropped otherwise, its state
 // trying its guards again in the next microstep.
 func (m *Machine) eventless(p *State, w *Way, after []*State, queue []*Region) []regionWay {
+	// A configuration a microstep of this step began in before (the
+	// calls that follow one step's microsteps nest): a loop the loop
+	// checks missed, which would not end while its guards hold.
+	key := settleKey(after, queue)
+	if slices.Contains(m.settling, key) {
+		if m.endless == nil {
+			m.endless = p
+		}
+		return nil
+	}
+	m.settling = append(m.settling, key)
+	defer func() { m.settling = m.settling[:len(m.settling)-1] }()
 	type alt struct {
 		way   *Way
 		next  []*State
@@ -92,4 +107,20 @@ func (m *Machine) eventless(p *State, w *Way, after []*State, queue []*Region) [
 		out = append(out, m.settle(p, nw, a.next, p.raised(queue, p.targeted(nw.Rules[len(w.Rules):], nw.moved[len(w.moved):]), a.next))...)
 	}
 	return out
+}
+
+// settleKey names the configuration a microstep of eventless rules
+// begins in: the regions' leaves and the done events that wait.
+func settleKey(after []*State, queue []*Region) string {
+	var sb strings.Builder
+	for _, s := range after {
+		if s != nil {
+			sb.WriteString(s.Name)
+		}
+		sb.WriteByte(',')
+	}
+	for _, reg := range queue {
+		sb.WriteString(" " + reg.Root.Name)
+	}
+	return sb.String()
 }

@@ -7,18 +7,22 @@ import (
 )
 
 // This file checks the states that wait inside the regions of a parallel
-// state (State.Waits on a region's leaf): their eventless rules are
-// tested after every step that leaves the machine in the parallel state,
-// with the eventless rules of the transient states of every region, as
-// one microstep (SCXML 1.0 §3.13; see eventless and emit's waitMethod).
-// It refuses, naming them, the shapes fsmgen does not write them in yet.
+// state (State.Waits on a region's leaf), and the parallel state's own
+// eventless rules: they are tested after every step that leaves the
+// machine in the parallel state, with the eventless rules of the
+// transient states of every region, as one microstep (SCXML 1.0 §3.13;
+// see eventless and emit's waitMethod). It refuses, naming them, the
+// shapes fsmgen does not write them in yet.
 
 // waitRefusals reports the states that wait inside regions where fsmgen
-// does not write them, and whether it reported any: in a region of a
-// parallel state nested in another as a region, or beside one with a
-// done transition. (In the regions of a parallel state inside a region,
-// and beside it, they are written, and so are the eventless rules of the
-// parallel state around: its done event waits in the internal queue
+// does not write them, and whether it reported any: beside a parallel
+// state nested as a region that has a done transition (its done event
+// would wait among the eventless rules, which fsmgen does not order); and
+// a parallel state's own eventless rule that may leave while a done event
+// inside its regions waits, under a history that would remember the
+// region in that final state. (Beside parallel states inside the regions
+// or nested in them, and in their regions, they are written: the done
+// event of a parallel state inside a region waits in the internal queue
 // while the eventless rules are tested, see emit's ordered. Beside
 // deferrals they are written: a deferral tests nothing, and recall
 // follows once the step's eventless rules have settled. Under a history
@@ -54,30 +58,20 @@ func waitRefusals(m *Machine, diags *diag.List) bool {
 		if p.Regions == nil || p.Region != nil || !p.WaitsIn() {
 			continue
 		}
+		q := nestedDone(p)
+		if q == nil {
+			continue
+		}
 		for _, reg := range p.Flat {
 			for _, s := range reg.Leaves {
 				if s.Waits {
-					if why := waitShape(p, reg); why != "" {
-						refused = true
-						diags.Errorf(s.Pos, "state %s waits on eventless transitions inside region %s of parallel state %s, and %s: fsmgen does not write a state that waits there yet; name the event that moves %s", s.Name, reg.Root.Name, p.Name, why, s.Name)
-					}
+					refused = true
+					diags.Errorf(s.Pos, "state %s waits on eventless transitions inside region %s of parallel state %s, and parallel state %s, nested in %s as a region, has a done transition, whose done event would wait while the eventless rules are tested: fsmgen does not write a state that waits there yet; name the event that moves %s", s.Name, reg.Root.Name, p.Name, q.Name, p.Name, s.Name)
 				}
 			}
 		}
 	}
 	return refused
-}
-
-// waitShape returns why fsmgen does not write the states that wait in
-// region reg of parallel state p; "" when it does.
-func waitShape(p *State, reg *Region) string {
-	if reg.Group != nil {
-		return "that region belongs to parallel state " + reg.Group.Name + ", nested in " + p.Name + " as a region"
-	}
-	if q := nestedDone(p); q != nil {
-		return "parallel state " + q.Name + ", nested in " + p.Name + " as a region, has a done transition, whose done event would wait while the eventless rules are tested"
-	}
-	return ""
 }
 
 // nestedDone returns a parallel state nested in p as a region that has a

@@ -20,19 +20,23 @@ import (
 // hostedLoops reports, and returns whether it found, eventless rules
 // that could loop through a parallel state inside a region.
 func hostedLoops(m *Machine, diags *diag.List) bool {
+	clear := map[*State]bool{} // explored, on no loop
 	var visit func(s *State, path []*State) bool
 	visit = func(s *State, path []*State) bool {
 		if i := slices.Index(path, s); i >= 0 {
-			through := slices.ContainsFunc(path[i:], func(q *State) bool { return q.Regions != nil })
-			if !through {
+			j := slices.IndexFunc(path[i:], func(q *State) bool { return q.Regions != nil })
+			if j < 0 {
 				return false // check.go's
 			}
 			names := make([]string, 0, len(path)-i+1)
 			for _, q := range path[i:] {
 				names = append(names, q.Name)
 			}
-			diags.Errorf(s.Pos, "eventless transitions could loop without an event while their guards hold: %s → %s, through the eventless rules inside the regions of parallel state %s and its done transition: the checker cannot tell that their guards never hold together, so name the event that moves one of them (a row with \"on\"), or lead one elsewhere", strings.Join(names, " → "), s.Name, path[slices.IndexFunc(path[i:], func(q *State) bool { return q.Regions != nil })+i].Name)
+			diags.Errorf(s.Pos, "eventless transitions could loop without an event while their guards hold: %s → %s, through the eventless rules inside the regions of parallel state %s and its done transition: the checker cannot tell that their guards never hold together, so name the event that moves one of them (a row with \"on\"), or lead one elsewhere", strings.Join(names, " → "), s.Name, path[i+j].Name)
 			return true
+		}
+		if clear[s] {
+			return false
 		}
 		path = append(path, s)
 		for _, r := range hostedNext(s) {
@@ -52,6 +56,7 @@ func hostedLoops(m *Machine, diags *diag.List) bool {
 				}
 			}
 		}
+		clear[s] = true
 		return false
 	}
 	for _, reg := range m.Regions {

@@ -20,7 +20,7 @@ import (
 // hostedLoops reports, and returns whether it found, eventless rules
 // that could loop through a parallel state inside a region.
 func hostedLoops(m *Machine, diags *diag.List) bool {
-	clear := map[*State]bool{} // explored, on no loop
+	explored := map[*State]bool{} // on no loop
 	var visit func(s *State, path []*State) bool
 	visit = func(s *State, path []*State) bool {
 		if i := slices.Index(path, s); i >= 0 {
@@ -35,7 +35,7 @@ func hostedLoops(m *Machine, diags *diag.List) bool {
 			diags.Errorf(s.Pos, "eventless transitions could loop without an event while their guards hold: %s → %s, through the eventless rules inside the regions of parallel state %s and its done transition: the checker cannot tell that their guards never hold together, so name the event that moves one of them (a row with \"on\"), or lead one elsewhere", strings.Join(names, " → "), s.Name, path[i+j].Name)
 			return true
 		}
-		if clear[s] {
+		if explored[s] {
 			return false
 		}
 		path = append(path, s)
@@ -56,7 +56,7 @@ func hostedLoops(m *Machine, diags *diag.List) bool {
 				}
 			}
 		}
-		clear[s] = true
+		explored[s] = true
 		return false
 	}
 	for _, reg := range m.Regions {

@@ -105,7 +105,8 @@ func (b *builder) leavingEventless() {
 // state p (Rule.Leaves) in the shapes fsmgen does not write yet (see
 // quietShape): p inside a region, and a history its exits record that
 // would remember a region in a state it never rests in; and, but for a
-// state that waits, p's regions holding a parallel state. It reports whether it refused one.
+// state that waits, p's regions holding a parallel state. It reports
+// whether it refused one.
 func quietRefusals(m *Machine, diags *diag.List) bool {
 	refused := false
 	seen := map[*Rule]bool{}

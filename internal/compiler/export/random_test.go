@@ -54,6 +54,8 @@ func TestDifferentialRandom(t *testing.T) {
 			// chartGen.doneLeaving draws them in the few charts whose
 			// shape allows one: counted, not required.
 			doneLeavingCharts(t, specs, keys)
+			// chartGen.entering draws them in few charts: counted.
+			groupEnteringCharts(t, specs, keys)
 			// chartGen.regionWaits draws them in one parallel state in
 			// two; the checker refuses some of those.
 			if n := regionWaitCharts(t, specs, keys); len(keys) >= 10 {

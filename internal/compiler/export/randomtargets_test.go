@@ -117,15 +117,15 @@ func leavable(n *rnode, r *rand.Rand, chance float64) (p, reg *rnode) {
 }
 
 // entering may pick, for a row from n outside every region, a target
-// inside a region of a parallel state P outside regions (not one nested
-// as a region): a state of the region, inside the parallel states inside
-// it too, or its history (drawn from a stream of its own, so the charts
-// are otherwise those of the seed before); "" otherwise.
+// inside a region of a parallel state P outside regions: a state of the
+// region, inside the parallel states inside it or nested as its regions
+// too, or its history (drawn from a stream of its own, so the charts are
+// otherwise those of the seed before); "" otherwise.
 func (g *chartGen) entering(n *rnode) string {
 	if n.region() != nil || g.into.Float64() >= 0.1 {
 		return ""
 	}
-	return g.pick(g.into, g.insideRegions(func(s *rnode) bool { return !s.region().parent.group }))
+	return g.pick(g.into, g.statesInRegions(func(*rnode) bool { return true }, true))
 }
 
 // inwards may pick, for a row, a timer or a done transition of n inside
@@ -162,12 +162,18 @@ func (g *chartGen) across(n *rnode) string {
 // those inside a parallel state nested as a region), each followed by
 // its history when it has one: targets for a row into a region.
 func (g *chartGen) insideRegions(keep func(s *rnode) bool) []string {
+	return g.statesInRegions(keep, false)
+}
+
+// statesInRegions is insideRegions, with the states inside parallel
+// states nested as regions too when grouped is set.
+func (g *chartGen) statesInRegions(keep func(s *rnode) bool, grouped bool) []string {
 	var can []string
 	for _, s := range g.nodes() {
 		if s.kind == regionNode || s.group || s.region() == nil || !keep(s) {
 			continue
 		}
-		if slices.ContainsFunc(g.nodes(), func(q *rnode) bool { return q.group && s.inside(q) }) {
+		if !grouped && slices.ContainsFunc(g.nodes(), func(q *rnode) bool { return q.group && s.inside(q) }) {
 			continue // inside a parallel state nested as a region
 		}
 		can = append(can, s.name)
@@ -198,5 +204,32 @@ func doneLeavingCharts(t *testing.T, specs map[string]*generate.Result, keys []s
 		}
 	}
 	t.Logf("%d of %d charts have done transitions that leave a parallel state from inside a region", n, len(keys))
+	return n
+}
+
+// groupEnteringCharts counts, and logs, the charts of keys with a rule
+// from outside a parallel state into a state inside a parallel state
+// nested as one of its regions (see entering).
+func groupEnteringCharts(t *testing.T, specs map[string]*generate.Result, keys []string) int {
+	t.Helper()
+	n := 0
+	for _, key := range keys {
+		if slices.ContainsFunc(specs[key].Machine.Rules, func(r *fsm.Rule) bool {
+			return slices.ContainsFunc(r.Entries, func(run *fsm.Run) bool {
+				if run.Into == nil {
+					return false
+				}
+				for reg := run.Into.Region; reg != nil; reg = reg.Host {
+					if reg.Group != nil {
+						return true
+					}
+				}
+				return false
+			})
+		}) {
+			n++
+		}
+	}
+	t.Logf("%d of %d charts have rules from outside a parallel state into a parallel state nested as its region", n, len(keys))
 	return n
 }

@@ -185,11 +185,6 @@ func (r *specRegion) outermost() *specRegion {
 // does not resume a parallel state through a deep history: inward), and
 // what to do, as the rest of a message that names them; "" when it does.
 func (e *entering) refusal(to spec.String, r *specRegion, p string, inward bool) string {
-	switch {
-	case len(r.groups) > 0:
-		g := r.groups[len(r.groups)-1].Name.Value
-		return ", inside parallel state " + g + " nested as a region of " + p + ", yet: fsmgen enters a state inside a region from outside only in a region of " + p + " itself; target " + p
-	}
 	var leaves []*spec.State
 	if name, ok := strings.CutSuffix(to.Value, historySuffix); ok {
 		h := e.states[name]
@@ -434,7 +429,7 @@ func (e *entering) across(t *spec.Transition, r *specRegion, diags *diag.List) b
 	one := func(o *spec.Outcome, pos diag.Pos) {
 		name := strings.TrimSuffix(o.To.Value, historySuffix)
 		other := e.regionOf[name]
-		if !o.To.Set || other == nil || other.outermost() == r || other.top != r.par || len(other.groups) > 0 {
+		if !o.To.Set || other == nil || other.outermost() == r || other.top != r.par {
 			return
 		}
 		if why := e.refusal(o.To, other, r.par.Name.Value, false); why != "" {

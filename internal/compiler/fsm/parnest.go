@@ -129,7 +129,7 @@ func groupHooks(m *Machine, regions []*specRegion, diags *diag.List) {
 		}
 		if len(start) > 0 {
 			reg.Start = append(start, reg.Start...)
-			if sr.resumed {
+			if sr.resumed || len(sr.entered) > 0 {
 				// A deep history resumes the region down to a leaf:
 				// entering it enters the groups first too.
 				for _, l := range reg.Leaves {

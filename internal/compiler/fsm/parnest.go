@@ -130,8 +130,9 @@ func groupHooks(m *Machine, regions []*specRegion, diags *diag.List) {
 		if len(start) > 0 {
 			reg.Start = append(start, reg.Start...)
 			if sr.resumed || len(sr.entered) > 0 {
-				// A deep history resumes the region down to a leaf:
-				// entering it enters the groups first too.
+				// A deep history resumes the region down to a leaf, a
+				// rule into a state inside it enters it so (see
+				// parenter.go): entering it enters the groups first too.
 				for _, l := range reg.Leaves {
 					l.Enter = append(slices.Clone(start), l.Enter...)
 				}

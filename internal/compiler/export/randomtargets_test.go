@@ -42,14 +42,38 @@ func (g *chartGen) target(n *rnode) string {
 }
 
 // leaving may pick, for a row from n inside a region of a parallel state
-// P (not one inside a region, nor one nested as a region), a target
-// outside P, or P itself, which the row leaves P for (P holds no parallel
-// state inside a region or nested as a region; drawn from a stream
-// of its own, so the charts are otherwise those of the seed before); ""
-// otherwise.
+// P (not one inside a region, nor one nested as a region: for a region of
+// one nested as a region, P is the outermost, see groupLeavable), a
+// target outside P, or P itself, which the row leaves P for (P holds no
+// parallel state inside a region or nested as a region; drawn from a
+// stream of its own, so the charts are otherwise those of the seed
+// before); "" otherwise.
 func (g *chartGen) leaving(n *rnode) string {
+	if reg := n.region(); reg != nil && reg.parent.group {
+		return g.outside(g.out, groupLeavable(reg, g.out))
+	}
 	p, _ := leavable(n, g.out, 0.2)
 	return g.outside(g.out, p)
+}
+
+// groupLeavable returns, when stream r draws below a fifth for region reg
+// of a parallel state nested as a region, the outermost parallel state P
+// it is nested in, if a row of reg may leave P: P is neither inside a
+// region nor nested as one, and holds no parallel state inside a
+// region's state; nil otherwise. fsmgen refuses such a row beside
+// another rule for its event: the harness draws another chart then.
+func groupLeavable(reg *rnode, r *rand.Rand) *rnode {
+	if r.Float64() >= 0.2 {
+		return nil
+	}
+	p := reg.parent
+	for p.group {
+		p = p.parent
+	}
+	if p.kind != parallelNode || p.hosted || p.region() != nil || slices.ContainsFunc(p.all(), func(q *rnode) bool { return q.hosted }) {
+		return nil
+	}
+	return p
 }
 
 // doneLeaving may pick, for the done transition of composite state n
@@ -231,5 +255,23 @@ func groupEnteringCharts(t *testing.T, specs map[string]*generate.Result, keys [
 		}
 	}
 	t.Logf("%d of %d charts have rules from outside a parallel state into a parallel state nested as its region", n, len(keys))
+	return n
+}
+
+// groupLeavingCharts counts, and logs, the charts of keys with a row that
+// leaves a parallel state from a region of a parallel state nested as one
+// of its regions (see leaving): the parallel state's rule, its source in
+// that region.
+func groupLeavingCharts(t *testing.T, specs map[string]*generate.Result, keys []string) int {
+	t.Helper()
+	n := 0
+	for _, key := range keys {
+		if slices.ContainsFunc(specs[key].Machine.Rules, func(r *fsm.Rule) bool {
+			return r.Source != nil && r.Source.Region != nil && r.Source.Region.Group != nil
+		}) {
+			n++
+		}
+	}
+	t.Logf("%d of %d charts have rows that leave a parallel state from a parallel state nested as its region", n, len(keys))
 	return n
 }

@@ -95,19 +95,27 @@ func leavesAll(t *spec.Transition, regionOf map[string]*specRegion) (some, all b
 // row that does not leave it is regionRow's. A row that leaves by some
 // branches of its guards and stays in the region by others is recorded
 // for its branches that leave, and stays the region's too (take reports
-// false), each branch that leaves a stand-in there (see mixed).
+// false), each branch that leaves a stand-in there (see mixed). From a
+// region of a parallel state nested as a region, only a row on events
+// that leaves by every branch is taken (check refuses it beside other
+// rules for its event); regionRow refuses the others.
 func (l *leaving) take(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion, diags *diag.List) bool {
 	some, all := leavesAll(t, regionOf)
-	if !some || r.groups != nil || r.host != nil {
+	if !some || r.host != nil {
 		return false // regionRow's, or refused there
 	}
 	par := r.par.Name.Value
 	if len(t.On) == 0 {
-		l.eventless(t, r, regionOf)
-		return false
+		if r.groups == nil {
+			l.eventless(t, r, regionOf)
+		}
+		return false // regionRow refuses it from a parallel state nested as a region
 	}
 	var leave map[diag.Pos]bool
 	kept := !all || staysBy(t) || l.keeps(par, t.On)
+	if kept && r.groups != nil {
+		return false // regionRow's, refused there
+	}
 	if kept {
 		leave = map[diag.Pos]bool{}
 		if len(t.Guards) == 0 {

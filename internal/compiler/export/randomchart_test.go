@@ -534,6 +534,12 @@ func (g *chartGen) chart() {
 			for s.timer == "" {
 				s.timer = g.target(s)
 			}
+			if reg := s.region(); reg != nil && reg.parent.group {
+				// Out of the outermost parallel state (see leaving).
+				if out := g.outside(g.out, groupLeavable(reg, g.out)); out != "" {
+					s.timer = out
+				}
+			}
 			if in := g.inwards(s); in != "" {
 				s.timer = in
 			}

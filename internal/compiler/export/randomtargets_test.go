@@ -258,10 +258,10 @@ func groupEnteringCharts(t *testing.T, specs map[string]*generate.Result, keys [
 	return n
 }
 
-// groupLeavingCharts counts, and logs, the charts of keys with a row that
-// leaves a parallel state from a region of a parallel state nested as one
-// of its regions (see leaving): the parallel state's rule, its source in
-// that region.
+// groupLeavingCharts counts, and logs, the charts of keys with a row or a
+// timer that leaves a parallel state from a region of a parallel state
+// nested as one of its regions (see leaving): the parallel state's rule,
+// its source in that region.
 func groupLeavingCharts(t *testing.T, specs map[string]*generate.Result, keys []string) int {
 	t.Helper()
 	n := 0
@@ -272,6 +272,6 @@ func groupLeavingCharts(t *testing.T, specs map[string]*generate.Result, keys []
 			n++
 		}
 	}
-	t.Logf("%d of %d charts have rows that leave a parallel state from a parallel state nested as its region", n, len(keys))
+	t.Logf("%d of %d charts have rows or timers that leave a parallel state from a parallel state nested as its region", n, len(keys))
 	return n
 }

@@ -98,7 +98,7 @@ func leavesAll(t *spec.Transition, regionOf map[string]*specRegion) (some, all b
 // false), each branch that leaves a stand-in there (see mixed). From a
 // region of a parallel state nested as a region, only a row on events
 // that leaves by every branch is taken (check refuses it beside other
-// rules for its event); regionRow refuses the others.
+// rules for its event; a timer is timer's); regionRow refuses the others.
 func (l *leaving) take(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion, diags *diag.List) bool {
 	some, all := leavesAll(t, regionOf)
 	if !some || r.host != nil {

@@ -31,7 +31,7 @@ type leaveTimer struct {
 // join gives the timer (see leavingTimers).
 func (l *leaving) timer(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion, lifts *lifts, diags *diag.List) bool {
 	some, all := leavesAll(t, regionOf)
-	if !some || r.groups != nil || r.host != nil {
+	if !some || r.host != nil {
 		return false // regionRow's, or refused there
 	}
 	// A branch without a target (an action, an ignore) stays in the

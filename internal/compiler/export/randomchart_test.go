@@ -346,7 +346,9 @@ func (g *chartGen) row(n *rnode, e, to, guard string) {
 }
 
 // eventless writes the rows out of transient state t: one, or a guarded
-// one and an else, each to a state that is not transient.
+// one and an else, each to a state that is not transient; in a region of
+// a parallel state nested as a region, the first may leave the outermost
+// parallel state (drawn from a stream of its own).
 func (g *chartGen) eventless(t *rnode) {
 	to := func() string {
 		for {
@@ -356,12 +358,20 @@ func (g *chartGen) eventless(t *rnode) {
 			}
 		}
 	}
+	first := to
+	if reg := t.region(); reg != nil && reg.parent.group {
+		// Out of the outermost parallel state, by the first branch
+		// (see leaving).
+		if out := g.outside(g.out, groupLeavable(reg, g.out)); out != "" {
+			first = func() string { to(); return out } // (to drawn as before)
+		}
+	}
 	if g.chance(0.3) {
-		g.rows = append(g.rows, fmt.Sprintf("  - from: %s\n    to: %s\n", t.name, to()))
+		g.rows = append(g.rows, fmt.Sprintf("  - from: %s\n    to: %s\n", t.name, first()))
 		return
 	}
 	g.rows = append(g.rows, fmt.Sprintf("  - from: %s\n    guards:\n      - if: %s\n        to: %s\n      - else: true\n        to: %s\n        action: %s\n",
-		t.name, g.newGuard(), to(), to(), g.actions[g.r.IntN(len(g.actions))]))
+		t.name, g.newGuard(), first(), to(), g.actions[g.r.IntN(len(g.actions))]))
 }
 
 // restingDone turns s's done transition into one or two guarded

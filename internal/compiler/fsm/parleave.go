@@ -106,10 +106,8 @@ func (l *leaving) take(t *spec.Transition, r *specRegion, regionOf map[string]*s
 	}
 	par := r.par.Name.Value
 	if len(t.On) == 0 {
-		if r.groups == nil {
-			l.eventless(t, r, regionOf)
-		}
-		return false // regionRow refuses it from a parallel state nested as a region
+		l.eventless(t, r, regionOf)
+		return false
 	}
 	var leave map[diag.Pos]bool
 	kept := !all || staysBy(t) || l.keeps(par, t.On)

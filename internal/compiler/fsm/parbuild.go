@@ -447,9 +447,6 @@ func regionRow(t *spec.Transition, r *specRegion, regionOf map[string]*specRegio
 			diags.Errorf(to.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s, yet: fsmgen leaves %s and enters it again for a row into another region from the states of its own regions only, not from inside a parallel state nested as a region; write the row from %s, which leaves every region, or send an event the other region handles", r.root.Name.Value, to.Value, o.root.Name.Value, r.par.Name.Value, r.par.Name.Value, r.par.Name.Value)
 		case o != nil && o.top != r.top:
 			diags.Errorf(to.Pos, "parallel state %s is entered through all its regions at once: a transition from outside it cannot target %s inside region %s; target %s itself", o.par.Name.Value, to.Value, o.root.Name.Value, o.par.Name.Value)
-		case r.host == nil && len(r.groups) > 0:
-			g := r.groups[len(r.groups)-1].Name.Value
-			diags.Errorf(to.Pos, "region %s, of parallel state %s nested as a region of %s, cannot leave %s from %s by some branches of a row on an event and stay in the region by others yet (a timer or an eventless row may); write the row from %s, which leaves every region", r.root.Name.Value, g, r.par.Name.Value, r.par.Name.Value, t.From[0].Value, r.par.Name.Value)
 		default:
 			diags.Errorf(to.Pos, "region %s cannot leave parallel state %s from %s: fsmgen writes a rule that leaves a parallel state from the states of its own regions, and of parallel states nested as its regions, only, not from inside a region's state; write the row from %s, which leaves every region", r.root.Name.Value, r.par.Name.Value, t.From[0].Value, r.par.Name.Value)
 		}

@@ -95,10 +95,9 @@ func leavesAll(t *spec.Transition, regionOf map[string]*specRegion) (some, all b
 // row that does not leave it is regionRow's. A row that leaves by some
 // branches of its guards and stays in the region by others is recorded
 // for its branches that leave, and stays the region's too (take reports
-// false), each branch that leaves a stand-in there (see mixed). From a
-// region of a parallel state nested as a region, only a row on events
-// that leaves by every branch is taken (check refuses it beside other
-// rules for its event; a timer is timer's); regionRow refuses the others.
+// false), each branch that leaves a stand-in there (see mixed). A region
+// of a parallel state nested as a region is one of the parallel state's
+// here (its nested parallel state's own rules are check's).
 func (l *leaving) take(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion, diags *diag.List) bool {
 	some, all := leavesAll(t, regionOf)
 	if !some || r.host != nil {
@@ -111,9 +110,6 @@ func (l *leaving) take(t *spec.Transition, r *specRegion, regionOf map[string]*s
 	}
 	var leave map[diag.Pos]bool
 	kept := !all || staysBy(t) || l.keeps(par, t.On)
-	if kept && r.groups != nil {
-		return false // regionRow's, refused there
-	}
 	if kept {
 		leave = map[diag.Pos]bool{}
 		if len(t.Guards) == 0 {

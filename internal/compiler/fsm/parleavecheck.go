@@ -18,27 +18,21 @@ func (l *leaving) check(p *spec.State, e string, list []leaveRow, rows []spec.Tr
 	ok := true
 	first := list[0]
 	label := func(lr leaveRow) string { return fmt.Sprintf("%s --%s--> %s", lr.src.Value, e, targetNames(&lr.t)) }
-	for _, lr := range list {
-		if lr.r.groups == nil {
+	for _, o := range regions {
+		if o.top != p {
 			continue
 		}
-		if why := groupLeaveRefusal(p, e, lr, list, rows, regions); why != "" {
-			g := lr.r.groups[len(lr.r.groups)-1].Name.Value
-			diags.Errorf(lr.src.Pos, "rule %s leaves parallel state %s from inside parallel state %s, nested as its region, and %s: fsmgen writes such a rule only where no other rule or list entry takes %s, yet; leave %s on %s from %s, or give the events different names", label(lr), p.Name.Value, g, why, e, p.Name.Value, e, p.Name.Value)
+		// A region of a parallel state nested as a region is one of
+		// p's, in document order (see keep), but its parallel state's
+		// own rule or list entry is not.
+		if g := groupTakes(o.groups, e, rows); g != nil {
+			diags.Errorf(first.src.Pos, "rule %s leaves parallel state %s, and parallel state %s, nested in it as a region, has a rule or a list entry for %s too: fsmgen does not write a rule that leaves a parallel state beside a rule of a parallel state nested in it yet; leave %s on %s from %s, or give the events different names", label(first), p.Name.Value, g.Name.Value, e, p.Name.Value, e, p.Name.Value)
 			return false
 		}
-	}
-	for _, o := range regions {
-		if o.top != p || o.groups == nil && o.host == nil || slices.ContainsFunc(list, func(lr leaveRow) bool { return lr.r == o }) {
+		if o.host == nil || slices.ContainsFunc(list, func(lr leaveRow) bool { return lr.r == o }) {
 			continue
 		}
-		by := regionTakes(o, e, rows)
-		if by == "" {
-			if g := groupTakes(o.groups, e, rows); g != nil {
-				by = g.Name.Value
-			}
-		}
-		if by != "" {
+		if by := regionTakes(o, e, rows); by != "" {
 			diags.Errorf(first.src.Pos, "rule %s leaves parallel state %s, and %s, in region %s of parallel state %s inside %s, has a rule or a list entry for %s too: fsmgen does not write a rule that leaves a parallel state beside a rule of a parallel state inside it yet; leave %s on %s from %s, or give the events different names", label(first), p.Name.Value, by, o.root.Name.Value, o.par.Name.Value, p.Name.Value, e, p.Name.Value, e, p.Name.Value)
 			return false
 		}
@@ -103,38 +97,4 @@ func movesOnly(o *specRegion, e string, rows []spec.Transition) bool {
 		}
 	}
 	return ok
-}
-
-// groupLeaveRefusal says what takes event e beside row lr, of a region of
-// a parallel state nested as a region of p, that leaves p (list are the
-// rows that leave p on e, rows the spec's, regions every region): a
-// state around lr's source, a parallel state nested as a region around
-// it, another region, or another row that leaves p; "" when nothing
-// does. fsmgen writes the row as p's rule, taken once no region took e
-// (see parleave.go), which is SCXML's order only then: a later region's
-// rule would preempt the row where SCXML takes the first in document
-// order, and a nested parallel state's rule is its regions'.
-func groupLeaveRefusal(p *spec.State, e string, lr leaveRow, list []leaveRow, rows []spec.Transition, regions []*specRegion) string {
-	if len(list) > 1 {
-		o := list[0]
-		if o.src == lr.src {
-			o = list[1]
-		}
-		return "rule " + o.src.Value + " --" + e + "--> " + targetNames(&o.t) + " leaves it too"
-	}
-	if aroundTakes(lr.r, lr.src.Value, e, rows) {
-		return "a state around " + lr.src.Value + ", or " + lr.src.Value + " itself, has a list entry or a rule for " + e
-	}
-	if g := groupTakes(lr.r.groups, e, rows); g != nil {
-		return "parallel state " + g.Name.Value + " around it has a rule or a list entry for " + e
-	}
-	for _, o := range regions {
-		if o.top != p || o == lr.r || o.host != nil {
-			continue // (a parallel state inside a region's state: see check)
-		}
-		if by := regionTakes(o, e, rows); by != "" {
-			return by + ", in region " + o.root.Name.Value + ", has a rule or a list entry for " + e
-		}
-	}
-	return ""
 }

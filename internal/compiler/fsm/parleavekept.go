@@ -55,7 +55,7 @@ func (l *leaving) keep(rows []spec.Transition, regions []*specRegion, regionOf m
 		var span []key
 		for _, n := range t.From {
 			r := regionOf[n.Value]
-			if r == nil || r.groups != nil || r.host != nil {
+			if r == nil || r.host != nil {
 				continue
 			}
 			some, all := leavesFor(&t, r, regionOf)
@@ -137,7 +137,7 @@ func contested(e string, leaving []*specRegion, rows []spec.Transition, regions 
 		}
 	}
 	for _, o := range regions {
-		if o.top != first.par || o.groups != nil || o.host != nil {
+		if o.top != first.par || o.host != nil {
 			continue // refused where they take e (see check)
 		}
 		if slices.Contains(leaving, o) {

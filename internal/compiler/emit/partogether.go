@@ -54,7 +54,10 @@ func (g *goGen) regionsTogether(inv []*fsm.Region, e *fsm.Event) []jen.Code {
 		// The deferral of the first region that defers the event.
 		ts, none = append(ts, jen.Id("held")), append(none, jen.Lit(-1))
 	}
-	out = append(out, jen.List(ts...).Op(":=").List(none...))
+	if len(ts) > 0 {
+		// (none when every region's rule for e leaves the parallel state)
+		out = append(out, jen.List(ts...).Op(":=").List(none...))
+	}
 	var leaving []*fsm.Rule
 	var from []*fsm.Region // the region of each rule of leaving
 	at := len(out)

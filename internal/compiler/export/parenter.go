@@ -9,10 +9,16 @@ import "github.com/fsmgen/fsmgen/internal/compiler/fsm"
 // <parallel>), as fsmgen does, where XState v5 and SCION (which the
 // SCXML export is checked with) take P itself as the domain and leave
 // and enter its regions only, so P's entry and exit would not run, its
-// timers would go on and its history would not record. target names
+// timers would go on and its history would not record; and any such
+// rule between two regions of a parallel state nested as a region of P,
+// where both take that nested parallel state as the domain. target names
 // the export's target.
 func acrossRule(r *fsm.Rule, p *problems, target string) {
 	if r.Source == nil || !r.EntersInside() || r.Target == nil || r.Target.Region == nil {
+		return
+	}
+	if g := sharedGroup(r.Source.Region, r.Target.Region); g != nil {
+		p.refuse(r.Pos, "rule %s moves from region %s into region %s, both of parallel state %s, nested as a region of %s: SCXML 1.0 §3.13 leaves and enters %s (a transition's domain is the compound state around it), as fsmgen does, but %s takes %s as the domain and leaves and enters its regions only, so the other regions of %s would stay as they are: send an event that region %s takes", r.Label, r.Source.Region.Root.Name, r.Target.Region.Root.Name, g.Name, r.Target.Region.Parallel.Name, r.Target.Region.Parallel.Name, target, g.Name, r.Target.Region.Parallel.Name, r.Target.Region.Root.Name)
 		return
 	}
 	q := r.Target.Region.Parallel
@@ -25,4 +31,15 @@ func acrossRule(r *fsm.Rule, p *problems, target string) {
 		into = r.Target.Region.Root.Name + " of " + w.Name + ", inside " + q.Name
 	}
 	p.refuse(r.Pos, "rule %s moves from region %s into region %s: SCXML 1.0 §3.13 leaves and enters %s (a transition's domain is the compound state around it), as fsmgen does, but %s takes %s as the domain and leaves and enters its regions only, so %s's entry, exit, timers or history would not run: move %s's entry and exit into its regions, or send an event that region %s takes", r.Label, r.Source.Region.Root.Name, into, q.Name, target, q.Name, q.Name, q.Name, r.Target.Region.Root.Name)
+}
+
+// sharedGroup returns the innermost parallel state nested as a region
+// (see fsm.Region.Groups) that holds both regions a and b; nil when none
+// does.
+func sharedGroup(a, b *fsm.Region) *fsm.State {
+	var out *fsm.State
+	for i := 0; i < len(a.Groups) && i < len(b.Groups) && a.Groups[i] == b.Groups[i]; i++ {
+		out = a.Groups[i]
+	}
+	return out
 }

@@ -45,9 +45,9 @@ func (g *chartGen) target(n *rnode) string {
 // P (not one inside a region, nor one nested as a region: for a region of
 // one nested as a region, P is the outermost, see groupLeavable), a
 // target outside P, or P itself, which the row leaves P for (P holds no
-// parallel state inside a region or nested as a region; drawn from a
-// stream of its own, so the charts are otherwise those of the seed
-// before); "" otherwise.
+// parallel state inside a region's state; drawn from a stream of its
+// own, so the charts are otherwise those of the seed before); ""
+// otherwise.
 func (g *chartGen) leaving(n *rnode) string {
 	if reg := n.region(); reg != nil && reg.parent.group {
 		return g.outside(g.out, groupLeavable(reg, g.out))
@@ -125,16 +125,15 @@ func (g *chartGen) outside(r *rand.Rand, p *rnode) string {
 // leavable returns, when stream r draws below chance for n inside a
 // region, the region's parallel state P and the region, if a row from n
 // may leave P: P is neither inside a region nor nested as a region, and
-// holds no parallel state inside a region or nested as a region (fsmgen
-// refuses rows that leave beside the rules of their regions); nil
-// otherwise.
+// holds no parallel state inside a region's state (fsmgen refuses rows
+// that leave beside the rules of their regions); nil otherwise.
 func leavable(n *rnode, r *rand.Rand, chance float64) (p, reg *rnode) {
 	reg = n.region()
 	if reg == nil || r.Float64() >= chance {
 		return nil, nil
 	}
 	p = reg.parent
-	if p.kind != parallelNode || p.hosted || p.group || p.region() != nil || slices.ContainsFunc(p.all(), func(q *rnode) bool { return q.hosted || q.group }) {
+	if p.kind != parallelNode || p.hosted || p.group || p.region() != nil || slices.ContainsFunc(p.all(), func(q *rnode) bool { return q.hosted }) {
 		return nil, nil
 	}
 	return p, reg
@@ -169,8 +168,8 @@ func (g *chartGen) inwards(n *rnode) string {
 
 // across may pick, for a row or a timer of n inside a region of a
 // parallel state P (one leaving may pick for), a target inside another
-// region of P: a state there, inside the parallel states inside it too,
-// or its history; the row or timer leaves P and enters it again (drawn
+// region of P: a state there, inside the parallel states inside it or
+// nested as it too, or its history; the row or timer leaves P and enters it again (drawn
 // from a stream of its own, so the charts are otherwise those of the
 // seed before); "" otherwise, and where P has an entry, an exit, a
 // timer or a history, which the exports refuse such a row for.
@@ -179,7 +178,7 @@ func (g *chartGen) across(n *rnode) string {
 	if p == nil || p.entry || p.exit || p.timer != "" || p.history != "" {
 		return ""
 	}
-	return g.pick(g.cross, g.insideRegions(func(s *rnode) bool { return s.inside(p) && !s.inside(reg) }))
+	return g.pick(g.cross, g.statesInRegions(func(s *rnode) bool { return s.inside(p) && !s.inside(reg) }, true))
 }
 
 // insideRegions lists the states inside regions that keep holds for (not

@@ -443,8 +443,9 @@ func regionRow(t *spec.Transition, r *specRegion, regionOf map[string]*specRegio
 			q := o.within(r).par.Name.Value
 			diags.Errorf(to.Pos, "region %s cannot move to %s, inside region %s of parallel state %s, yet: fsmgen does not enter a state inside a parallel state nested as a region inside parallel state %s; target %s itself", r.root.Name.Value, to.Value, o.root.Name.Value, o.par.Name.Value, q, q)
 		case o != nil && o.par == r.par:
-			// (a row of a region's own states is across's, see parenter.go)
-			diags.Errorf(to.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s, yet: fsmgen leaves %s and enters it again for a row into another region from the states of its own regions only, not from inside a parallel state nested as a region; write the row from %s, which leaves every region, or send an event the other region handles", r.root.Name.Value, to.Value, o.root.Name.Value, r.par.Name.Value, r.par.Name.Value, r.par.Name.Value)
+			// (a parallel state inside a region's state: the others are
+			// across's, see parenter.go)
+			diags.Errorf(to.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s, yet: fsmgen leaves %s and enters it again for a row into another region only where %s is inside no region; write the row from %s, which leaves every region, or send an event the other region handles", r.root.Name.Value, to.Value, o.root.Name.Value, r.par.Name.Value, r.par.Name.Value, r.par.Name.Value, r.par.Name.Value)
 		case o != nil && o.top != r.top:
 			diags.Errorf(to.Pos, "parallel state %s is entered through all its regions at once: a transition from outside it cannot target %s inside region %s; target %s itself", o.par.Name.Value, to.Value, o.root.Name.Value, o.par.Name.Value)
 		default:

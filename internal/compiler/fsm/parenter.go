@@ -422,7 +422,7 @@ func enteredOverwrites(m *Machine, diags *diag.List) {
 // parleave.go), entering the target's region through the target. It
 // reports whether some target was refused.
 func (e *entering) across(t *spec.Transition, r *specRegion, diags *diag.List) bool {
-	if r.host != nil || len(r.groups) > 0 {
+	if r.host != nil {
 		return false // regionRow's
 	}
 	bad := false

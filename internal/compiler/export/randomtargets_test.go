@@ -79,7 +79,8 @@ func groupLeavable(reg *rnode, r *rand.Rand) *rnode {
 // doneLeaving may pick, for the done transition of composite state n
 // inside a region of a parallel state P (one leaving may pick for), a
 // target outside P, P itself, or a state of another region of P, which
-// the done transition leaves P for
+// the done transition leaves P for (from a region of a parallel state
+// nested as a region, P is the outermost, and no other region's state)
 // (drawn from a stream of its own, so the charts are otherwise those of
 // the seed before); "" otherwise, and where fsmgen refuses it: under a
 // deep history of P or around it, and where a composite state inside P
@@ -90,12 +91,17 @@ func (g *chartGen) doneLeaving(n *rnode) string {
 		return ""
 	}
 	p, reg := leavable(n, g.quit, 1)
+	grouped := n.region().parent.group
+	if grouped {
+		// Out of the outermost parallel state (see leaving).
+		p = groupLeavable(n.region(), g.quit)
+	}
 	if p == nil || slices.ContainsFunc(p.all(), func(q *rnode) bool {
 		return q.history != "" && slices.ContainsFunc(q.all(), func(f *rnode) bool { return f.final || f.transient })
 	}) {
 		return ""
 	}
-	if !p.entry && !p.exit && p.timer == "" && g.quit.Float64() < 0.4 {
+	if !grouped && !p.entry && !p.exit && p.timer == "" && g.quit.Float64() < 0.4 {
 		// Into another region of P, which leaves P and enters it again
 		// (where P has no entry, exit or timer, which the exports refuse
 		// it for, as across says).

@@ -58,8 +58,8 @@ func (l *leaving) dones(r *specRegion, regionOf map[string]*specRegion, ents *en
 		if len(out) == 0 {
 			return
 		}
-		if r.groups != nil || r.host != nil {
-			diags.Errorf(out[0].Pos, "the done transition of %s, in region %s, leaves parallel state %s for %s: fsmgen writes a done transition that leaves a parallel state from inside a region only for the regions of a parallel state that is no region itself and inside none yet; move to a state of the region that leaves %s on an event, or end the region in a final state and give %s the done transition", s.Name.Value, r.root.Name.Value, r.par.Name.Value, out[0].Value, r.par.Name.Value, r.par.Name.Value)
+		if r.host != nil {
+			diags.Errorf(out[0].Pos, "the done transition of %s, in region %s, leaves parallel state %s for %s: fsmgen writes a done transition that leaves a parallel state from inside a region only for the regions of a parallel state outside regions, or nested as one of its regions, yet; move to a state of the region that leaves %s on an event, or end the region in a final state and give %s the done transition", s.Name.Value, r.root.Name.Value, r.par.Name.Value, out[0].Value, r.par.Name.Value, r.par.Name.Value)
 			return
 		}
 		var leave map[diag.Pos]bool

@@ -315,9 +315,9 @@ var rules = []Rule{
 	{
 		ID: "path-search-limit", Level: Error,
 		Short:    "A rule fired in none of the configurations searched.",
-		Full:     "fsmgen finds a witness path to every rule by searching the configurations the machine reaches (its states, its parallel states' regions, its histories and running timers), breadth first; with several parallel states there may be millions, so the search stops after 131072, and a rule not reached by then is reported, as it may never fire.",
-		Help:     "Make a state that takes the rule reachable in fewer steps, or remove the rule (a rule that can never fire is reported as such when the search ends sooner).",
-		Patterns: []string{`^rule .* fires in none of the first \d+ configurations`},
+		Full:     "fsmgen finds a witness path to every rule by searching the configurations the machine reaches (its states, its parallel states' regions, its histories and running timers), breadth first; with several parallel states there may be millions, so the search stops after 131072, and a rule not reached by then is reported, as it may never fire. Within one step, it follows every combination of the branches the guards of the eventless rules inside a parallel state's regions may take, microstep after microstep; past 1048576 microsteps in all it gives up on the machine, naming the parallel state.",
+		Help:     "Make a state that takes the rule reachable in fewer steps, or remove the rule (a rule that can never fire is reported as such when the search ends sooner); give fewer states inside the parallel state's regions guarded eventless rows, or name the events that move them.",
+		Patterns: []string{`^rule .* fires in none of the first \d+ configurations`, `^the checker gives up on parallel state .* after \d+ microsteps`},
 	},
 	// Examples run through the real behaviour.
 	{

@@ -115,6 +115,11 @@ type Machine struct {
 	// settling are the configurations the microsteps of the step the
 	// witness paths follow began in, outermost first.
 	settling []string
+	// microsteps counts the microsteps of eventless rules the witness
+	// paths followed, and swamped is set to the parallel state whose
+	// microsteps went past microstepLimit (see eventless).
+	microsteps int
+	swamped    *State
 }
 
 // HasBehavior reports whether the machine calls guards or effects.

@@ -203,6 +203,12 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 	m.parallelWays()
 	b := &builder{m: m}
 	m.parallelPaths(b)
+	if p := m.swamped; p != nil {
+		// The rules the search did not reach would be reported as
+		// never firing: only the reason is.
+		diags.Errorf(p.Pos, "the checker gives up on parallel state %s after %d microsteps of eventless rules: the guards of the eventless rules inside its regions (of the states that wait, the transient states, the done transitions) combine into more ways through a step than it can follow one by one; give fewer of its regions' states guarded rows without \"on\", or name the event that moves some of them (a row with \"on\")", p.Name, microstepLimit)
+		return
+	}
 	*diags = append(*diags, b.diags...)
 	if p := m.endless; p != nil {
 		diags.Errorf(p.Pos, "eventless transitions could loop without an event while their guards hold: the eventless rules and done transitions inside parallel state %s may bring a step back to the regions' states it took them from; the checker cannot tell that their guards never hold together, so name the event that moves one of them (a row with \"on\"), or lead one elsewhere", p.Name)

@@ -71,3 +71,60 @@ func TestPathSearchLimit(t *testing.T) {
 	pathSearchLimit = 3
 	require.Nil(t, build(), "past the limit")
 }
+
+// waitSpec is a parallel state whose regions' states wait on guarded
+// eventless rows: each step that keeps it tests them, one microstep
+// after another.
+const waitSpec = `version: 2
+machine: Wait
+package: wait
+states:
+  Off:
+    initial: true
+  On:
+    parallel: true
+    states:
+      Left:
+        states:
+          L1: {initial: true}
+          L2: {}
+          L3: {}
+      Right:
+        states:
+          R1: {initial: true}
+          R2: {}
+events:
+  Power: {}
+guards:
+  a: {}
+  b: {}
+  c: {}
+transitions:
+  - {from: Off, on: Power, to: On}
+  - {from: On, on: Power, to: Off}
+  - {from: L1, guards: [{if: a, to: L2}]}
+  - {from: L2, guards: [{if: b, to: L3}]}
+  - {from: R1, guards: [{if: c, to: R2}]}
+`
+
+// TestMicrostepLimit: witness paths that go past the limit of microsteps
+// give one error naming the parallel state, not the rules the search did
+// not reach as rules that can never fire; under the limit, the same
+// machine checks. Not parallel: it sets microstepLimit.
+func TestMicrostepLimit(t *testing.T) {
+	build := func() (*Machine, string) {
+		sf, diags := spec.Parse("wait.yaml", []byte(waitSpec))
+		require.False(t, diags.HasErrors(), diags.Error())
+		m, diags := Build(sf, Env{})
+		return m, diags.Error()
+	}
+	m, msgs := build()
+	require.NotNil(t, m, "within the limit: %s", msgs)
+	defer func(limit int) { microstepLimit = limit }(microstepLimit)
+	microstepLimit = 2
+	m, msgs = build()
+	require.Nil(t, m, "past the limit")
+	assert.Contains(t, msgs, "wait.yaml:7:3: the checker gives up on parallel state On after 2 microsteps of eventless rules")
+	assert.NotContains(t, msgs, "can never fire")
+	assert.NotContains(t, msgs, "fires in none")
+}

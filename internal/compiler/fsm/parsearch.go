@@ -144,7 +144,7 @@ func (m *Machine) parallelPaths(b *builder) {
 		seen[start] = true
 		queue = append(queue, regionItem{n: start, cfg: cfg0, mem: mem0})
 	}
-	for len(queue) > 0 && left > 0 && len(seen) <= pathSearchLimit {
+	for len(queue) > 0 && left > 0 && len(seen) <= pathSearchLimit && m.swamped == nil {
 		it := queue[0]
 		queue = queue[1:]
 		rested[it.n.leaf] = true

@@ -23,6 +23,15 @@ import (
 // then testing their guards but moving not; dropped otherwise, its state
 // trying its guards again in the next microstep.
 func (m *Machine) eventless(p *State, w *Way, after []*State, queue []*Region) []regionWay {
+	// Each microstep takes every combination of the branches its guards
+	// may take, and the next each of those: where many states wait,
+	// too many ways to follow (see parjoin.go).
+	if m.microsteps++; m.microsteps > microstepLimit {
+		if m.swamped == nil {
+			m.swamped = p
+		}
+		return nil
+	}
 	// A configuration a microstep of this step began in before (the
 	// calls that follow one step's microsteps nest): a loop the loop
 	// checks missed, which would not end while its guards hold.
@@ -108,6 +117,12 @@ func (m *Machine) eventless(p *State, w *Way, after []*State, queue []*Region) [
 	}
 	return out
 }
+
+// microstepLimit is how many microsteps of eventless rules the witness
+// paths follow at most (about a minute on one core): past it, the
+// checker gives up and says so rather than run on for hours. A variable
+// for the tests.
+var microstepLimit = 1 << 20
 
 // settleKey names the configuration a microstep of eventless rules
 // begins in: the regions' leaves and the done events that wait.

@@ -221,19 +221,28 @@ func (g *chartGen) pick(r *rand.Rand, can []string) string {
 	return can[r.IntN(len(can))]
 }
 
+// chartsWithRule counts, and logs as having what, the charts of keys
+// with a rule that has holds for.
+func chartsWithRule(t *testing.T, specs map[string]*generate.Result, keys []string, what string, has func(r *fsm.Rule) bool) int {
+	t.Helper()
+	n := 0
+	for _, key := range keys {
+		if slices.ContainsFunc(specs[key].Machine.Rules, has) {
+			n++
+		}
+	}
+	t.Logf("%d of %d charts have %s", n, len(keys), what)
+	return n
+}
+
 // doneLeavingCharts counts, and logs, the charts of keys with a done
 // transition that leaves a parallel state from inside a region (see
 // doneLeaving): the parallel state's rule, its source a final state.
 func doneLeavingCharts(t *testing.T, specs map[string]*generate.Result, keys []string) int {
 	t.Helper()
-	n := 0
-	for _, key := range keys {
-		if slices.ContainsFunc(specs[key].Machine.Rules, func(r *fsm.Rule) bool { return r.Done != nil && r.Source != nil }) {
-			n++
-		}
-	}
-	t.Logf("%d of %d charts have done transitions that leave a parallel state from inside a region", n, len(keys))
-	return n
+	return chartsWithRule(t, specs, keys, "done transitions that leave a parallel state from inside a region", func(r *fsm.Rule) bool {
+		return r.Done != nil && r.Source != nil
+	})
 }
 
 // groupEnteringCharts counts, and logs, the charts of keys with a rule
@@ -241,42 +250,28 @@ func doneLeavingCharts(t *testing.T, specs map[string]*generate.Result, keys []s
 // nested as one of its regions (see entering).
 func groupEnteringCharts(t *testing.T, specs map[string]*generate.Result, keys []string) int {
 	t.Helper()
-	n := 0
-	for _, key := range keys {
-		if slices.ContainsFunc(specs[key].Machine.Rules, func(r *fsm.Rule) bool {
-			return slices.ContainsFunc(r.Entries, func(run *fsm.Run) bool {
-				if run.Into == nil {
-					return false
-				}
-				for reg := run.Into.Region; reg != nil; reg = reg.Host {
-					if reg.Group != nil {
-						return true
-					}
-				}
+	return chartsWithRule(t, specs, keys, "rules from outside a parallel state into a parallel state nested as its region", func(r *fsm.Rule) bool {
+		return slices.ContainsFunc(r.Entries, func(run *fsm.Run) bool {
+			if run.Into == nil {
 				return false
-			})
-		}) {
-			n++
-		}
-	}
-	t.Logf("%d of %d charts have rules from outside a parallel state into a parallel state nested as its region", n, len(keys))
-	return n
+			}
+			for reg := run.Into.Region; reg != nil; reg = reg.Host {
+				if reg.Group != nil {
+					return true
+				}
+			}
+			return false
+		})
+	})
 }
 
-// groupLeavingCharts counts, and logs, the charts of keys with a row or a
-// timer that leaves a parallel state from a region of a parallel state
-// nested as one of its regions (see leaving): the parallel state's rule,
-// its source in that region.
+// groupLeavingCharts counts, and logs, the charts of keys with a rule
+// that leaves a parallel state from a region of a parallel state nested
+// as one of its regions (see leaving): the parallel state's rule, its
+// source in that region.
 func groupLeavingCharts(t *testing.T, specs map[string]*generate.Result, keys []string) int {
 	t.Helper()
-	n := 0
-	for _, key := range keys {
-		if slices.ContainsFunc(specs[key].Machine.Rules, func(r *fsm.Rule) bool {
-			return r.Source != nil && r.Source.Region != nil && r.Source.Region.Group != nil
-		}) {
-			n++
-		}
-	}
-	t.Logf("%d of %d charts have rows or timers that leave a parallel state from a parallel state nested as its region", n, len(keys))
-	return n
+	return chartsWithRule(t, specs, keys, "rules that leave a parallel state from a parallel state nested as its region", func(r *fsm.Rule) bool {
+		return r.Source != nil && r.Source.Region != nil && r.Source.Region.Group != nil
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
 
@@ -51,9 +52,7 @@ transitions:
 // parallel: it sets pathSearchLimit.
 func TestPathSearchLimit(t *testing.T) {
 	build := func() *Machine {
-		sf, diags := spec.Parse("fan.yaml", []byte(fanSpec))
-		require.False(t, diags.HasErrors(), diags.Error())
-		m, diags := Build(sf, Env{})
+		m, diags := buildText(t, "fan.yaml", fanSpec)
 		if m != nil {
 			return m
 		}
@@ -113,9 +112,7 @@ transitions:
 // machine checks. Not parallel: it sets microstepLimit.
 func TestMicrostepLimit(t *testing.T) {
 	build := func() (*Machine, string) {
-		sf, diags := spec.Parse("wait.yaml", []byte(waitSpec))
-		require.False(t, diags.HasErrors(), diags.Error())
-		m, diags := Build(sf, Env{})
+		m, diags := buildText(t, "wait.yaml", waitSpec)
 		return m, diags.Error()
 	}
 	m, msgs := build()
@@ -127,4 +124,12 @@ func TestMicrostepLimit(t *testing.T) {
 	assert.Contains(t, msgs, "wait.yaml:7:3: the checker gives up on parallel state On after 2 microsteps of eventless rules")
 	assert.NotContains(t, msgs, "can never fire")
 	assert.NotContains(t, msgs, "fires in none")
+}
+
+// buildText builds the machine of spec src, read as file name.
+func buildText(t *testing.T, name, src string) (*Machine, diag.List) {
+	t.Helper()
+	sf, diags := spec.Parse(name, []byte(src))
+	require.False(t, diags.HasErrors(), diags.Error())
+	return Build(sf, Env{})
 }

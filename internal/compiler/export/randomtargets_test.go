@@ -56,14 +56,21 @@ func (g *chartGen) leaving(n *rnode) string {
 	return g.outside(g.out, p)
 }
 
-// groupLeavable returns, when stream r draws below a fifth for region reg
-// of a parallel state nested as a region, the outermost parallel state P
-// it is nested in, if a row of reg may leave P: P is neither inside a
-// region nor nested as one, and holds no parallel state inside a
-// region's state; nil otherwise. fsmgen refuses such a row beside
-// another rule for its event: the harness draws another chart then.
+// groupLeavingChance is how often groupLeavable draws a rule that leaves:
+// such a rule often makes others unreachable, which the checker finds
+// only once its search has ended, seconds into a large chart.
+var groupLeavingChance = envChance("FSMGEN_RANDOM_GROUP_LEAVING", 0.08)
+
+// groupLeavable returns, when stream r draws below groupLeavingChance
+// (FSMGEN_RANDOM_GROUP_LEAVING in a hundred) for region reg of a
+// parallel state nested as a region, the outermost parallel state P it is
+// nested in, if a row of reg may leave P: P is neither inside a region
+// nor nested as one, and holds no parallel state inside a region's
+// state; nil otherwise. fsmgen refuses such a row beside a nested
+// parallel state's own rule for its event: the harness draws another
+// chart then.
 func groupLeavable(reg *rnode, r *rand.Rand) *rnode {
-	if r.Float64() >= 0.2 {
+	if r.Float64() >= groupLeavingChance {
 		return nil
 	}
 	p := reg.parent

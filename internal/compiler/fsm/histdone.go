@@ -228,7 +228,7 @@ func (m *Machine) freshWaiting(w *Way, cfg []*State) []*Way {
 	var out []*Way
 	for _, next := range expand(last.To, last.To.Choice) {
 		cp := joined(w, next)
-		cp.Trace, _ = m.step(cp, restoredIn(w.From, cfg))
+		cp.Trace = m.trace(cp, w.From, cfg)
 		out = append(out, cp)
 	}
 	return out

@@ -120,6 +120,9 @@ type Machine struct {
 	// microsteps went past microstepLimit (see eventless).
 	microsteps int
 	swamped    *State
+	// searching is set while parallelPaths searches for the witness
+	// paths (see trace).
+	searching bool
 }
 
 // HasBehavior reports whether the machine calls guards or effects.

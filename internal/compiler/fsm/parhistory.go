@@ -152,7 +152,7 @@ func (m *Machine) resolveFresh(w *Way, cfg []*State) *Way {
 	}
 	rw, _ := m.resolveRegional(regionWay{way: w}, make([]*State, m.HistSlots()))
 	if rw.way != w {
-		rw.way.Trace, _ = m.step(rw.way, restoredIn(w.From, cfg))
+		rw.way.Trace = m.trace(rw.way, w.From, cfg)
 	}
 	return rw.way
 }

@@ -94,7 +94,7 @@ func inOwnedOK(fn *Func, t *State, rules []*Rule, diags *diag.List) bool {
 func (m *Machine) completed(p *State, w *Way, cw Way) []regionWay {
 	var out []regionWay
 	for _, cw := range throughChoices(cw) {
-		cw.Trace, _ = m.step(&cw, restoredIn(p, w.Config))
+		cw.Trace = m.trace(&cw, p, w.Config)
 		var next []*State
 		if cw.To.Regions != nil && enters(&cw, cw.To) {
 			next = m.enteredConfig(&cw)

@@ -107,10 +107,15 @@ func (m *Machine) regionWays(p *State, cfg []*State, e *Event) []regionWay {
 func wayKey(w *Way) string {
 	var sb strings.Builder
 	for _, t := range w.Tests {
-		sb.WriteString(t.String() + ";")
+		if !t.Holds {
+			sb.WriteByte('!')
+		}
+		sb.WriteString(t.Guard.Name)
+		sb.WriteByte(';')
 	}
 	for _, r := range w.Rules {
-		sb.WriteString(r.Label + ";")
+		sb.WriteString(r.Label)
+		sb.WriteByte(';')
 	}
 	return sb.String()
 }
@@ -465,7 +470,7 @@ func (m *Machine) parallelWays() {
 			if w = inWay(w, nil); w == nil {
 				continue // In(State) never holds outside its parallel state
 			}
-			w.Trace, _ = m.step(w, restored(w.From))
+			w.Trace = m.trace(w, w.From, nil)
 			ways = append(ways, m.settleWay(w, nil)...)
 			continue
 		}
@@ -481,7 +486,7 @@ func (m *Machine) parallelWays() {
 			continue
 		}
 		w.Config = cfg
-		w.Trace, _ = m.step(w, restoredIn(w.From, cfg))
+		w.Trace = m.trace(w, w.From, cfg)
 		for _, fw := range m.freshWaiting(m.resolveFresh(w, cfg), cfg) {
 			ways = append(ways, m.settleWay(fw, cfg)...)
 		}
@@ -535,7 +540,7 @@ func (m *Machine) parallelWays() {
 						for _, rw := range m.regionWays(p, cfg, e) {
 							if k := configKey(cfg) + wayKey(rw.way); !seen[k] {
 								seen[k] = true
-								rw.way.Trace, _ = m.step(rw.way, restoredIn(p, cfg))
+								rw.way.Trace = m.trace(rw.way, p, cfg)
 								for _, fw := range m.freshWaiting(m.resolveFresh(rw.way, cfg), cfg) {
 									ways = append(ways, m.settleWay(fw, cfg)...)
 								}

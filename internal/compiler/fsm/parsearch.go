@@ -49,6 +49,8 @@ var pathSearchLimit = 1 << 17
 // the configurations the machine reaches (see paths), and lays them out
 // as witnesses.
 func (m *Machine) parallelPaths(b *builder) {
+	m.searching = true
+	defer func() { m.searching = false }()
 	all := m.AllRules()
 	found := make([]*Path, len(all))
 	mem0 := make([]*State, m.HistSlots())

@@ -285,7 +285,7 @@ func (m *Machine) timerWays(p *State) []*Way {
 				continue
 			}
 			for _, rw := range m.regionTimerWays(p, cfg, t) {
-				rw.way.Trace, _ = m.step(rw.way, restoredIn(p, cfg))
+				rw.way.Trace = m.trace(rw.way, p, cfg)
 				// A rule that enters p anew (see parleavetimers.go)
 				// settles the regions it enters in that step.
 				for _, fw := range m.freshWaiting(m.resolveFresh(rw.way, cfg), cfg) {

@@ -214,7 +214,7 @@ func (m *Machine) settleWay(w *Way, cfg []*State) []*Way {
 	var out []*Way
 	for _, rw := range m.settleFresh(regionWay{way: w, after: after}) {
 		if rw.way != w {
-			rw.way.Trace, _ = m.step(rw.way, restoredIn(w.From, cfg))
+			rw.way.Trace = m.trace(rw.way, w.From, cfg)
 		}
 		out = append(out, rw.way)
 	}

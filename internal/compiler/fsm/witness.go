@@ -190,10 +190,22 @@ func (m *Machine) step(w *Way, before timerRun) (Trace, timerRun) {
 	return tr, run
 }
 
+// trace works out what way w does from a machine made by Restore in
+// state s, its regions' leaves cfg (see step and restoredIn); nothing for
+// a way the search for witness paths follows (see parallelPaths), whose
+// steps witnesses works out along each path.
+func (m *Machine) trace(w *Way, s *State, cfg []*State) Trace {
+	if m.searching {
+		return Trace{}
+	}
+	tr, _ := m.step(w, restoredIn(s, cfg))
+	return tr
+}
+
 // traceWays works out what every way does from a machine made by Restore.
 func (m *Machine) traceWays() {
 	for _, w := range m.Ways {
-		w.Trace, _ = m.step(w, restored(w.From))
+		w.Trace = m.trace(w, w.From, nil)
 	}
 }
 

@@ -14,6 +14,10 @@ import "github.com/fsmgen/fsmgen/internal/compiler/fsm"
 // where both take that nested parallel state as the domain. target names
 // the export's target.
 func acrossRule(r *fsm.Rule, p *problems, target string) {
+	if g := r.Group; g != nil && r.EntersInside() {
+		groupInto(r, g, p, target)
+		return
+	}
 	if r.Source == nil || !r.EntersInside() || r.Target == nil || r.Target.Region == nil {
 		return
 	}
@@ -42,4 +46,18 @@ func sharedGroup(a, b *fsm.Region) *fsm.State {
 		out = a.Groups[i]
 	}
 	return out
+}
+
+// groupInto refuses rule r of parallel state g, nested as a region of
+// parallel state P, into a state inside P (one of g's regions' too) when P
+// has an entry, an exit, timers or a history: SCXML 1.0 §3.13 leaves and
+// enters P, as fsmgen does, where XState v5 and SCION take P as the domain
+// (the least state around g and the target) and leave and enter its
+// regions only.
+func groupInto(r *fsm.Rule, g *fsm.State, p *problems, target string) {
+	q := r.To
+	if q.Entry == nil && q.Exit == nil && len(q.Timers) == 0 && q.History == fsm.HistoryNone {
+		return
+	}
+	p.refuse(r.Pos, "rule %s of parallel state %s, nested as a region of %s, moves into %s, inside %s: SCXML 1.0 §3.13 leaves and enters %s (a transition's domain is the compound state around it), as fsmgen does, but %s takes %s as the domain and leaves and enters its regions only, so %s's entry, exit, timers or history would not run: move %s's entry and exit into its regions, or target %s", r.Label, g.Name, q.Name, r.Target.Name, q.Name, q.Name, target, q.Name, q.Name, q.Name, q.Name)
 }

@@ -2,7 +2,6 @@ package fsm
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
@@ -45,13 +44,6 @@ func groupRule(t spec.Transition, groups map[string]*specRegion, regions []*spec
 	case len(t.On) == 0:
 		diags.Errorf(from.Pos, "parallel state %s, a region of parallel state %s, has a row without an event: it is not transient; give the row an event", g.Name.Value, first.par.Name.Value)
 		return nil, nil, true
-	}
-	for _, to := range targets(&t) {
-		name := strings.TrimSuffix(to.Value, historySuffix)
-		if slices.ContainsFunc(regions, func(o *specRegion) bool { return o.par == first.par && o.names[name] }) {
-			diags.Errorf(to.Pos, "parallel state %s, a region of parallel state %s, has a rule into %s, inside %s: it would leave %s and enter it again with %s, which fsmgen does not write yet; target %s itself, which enters every region at its initial state, or write the rule on the states of %s's regions", g.Name.Value, first.par.Name.Value, to.Value, first.par.Name.Value, first.par.Name.Value, to.Value, first.par.Name.Value, g.Name.Value)
-			return nil, nil, true
-		}
 	}
 	var inside []*specRegion
 	for _, o := range regions {

@@ -58,6 +58,8 @@ func TestDifferentialRandom(t *testing.T) {
 			groupEnteringCharts(t, specs, keys)
 			// chartGen.leaving draws them in few charts: counted.
 			groupLeavingCharts(t, specs, keys)
+			// chartGen.leaving draws them in few charts: counted.
+			hostLeavingCharts(t, specs, keys)
 			// chartGen.regionWaits draws them in one parallel state in
 			// two; the checker refuses some of those.
 			if n := regionWaitCharts(t, specs, keys); len(keys) >= 10 {

@@ -32,7 +32,7 @@ func randomChart(seed uint64) string {
 
 // drawChart draws the chart of a seed (randomChart writes it).
 func drawChart(seed uint64) *chartGen {
-	g := &chartGen{r: rand.New(rand.NewPCG(seed, seed*7919+1)), in: rand.New(rand.NewPCG(seed, seed*104729+3)), out: rand.New(rand.NewPCG(seed, seed*15485863+5)), into: rand.New(rand.NewPCG(seed, seed*32452843+7)), inward: rand.New(rand.NewPCG(seed, seed*49979687+11)), cross: rand.New(rand.NewPCG(seed, seed*67867967+13)), wait: rand.New(rand.NewPCG(seed, seed*86028121+17)), quit: rand.New(rand.NewPCG(seed, seed*104395301+19)), rwait: rand.New(rand.NewPCG(seed, seed*122949823+23)), pwait: rand.New(rand.NewPCG(seed, seed*141650939+29)), cwait: rand.New(rand.NewPCG(seed, seed*160481183+31)), name: fmt.Sprintf("Random%d", seed)}
+	g := &chartGen{r: rand.New(rand.NewPCG(seed, seed*7919+1)), in: rand.New(rand.NewPCG(seed, seed*104729+3)), out: rand.New(rand.NewPCG(seed, seed*15485863+5)), into: rand.New(rand.NewPCG(seed, seed*32452843+7)), inward: rand.New(rand.NewPCG(seed, seed*49979687+11)), cross: rand.New(rand.NewPCG(seed, seed*67867967+13)), wait: rand.New(rand.NewPCG(seed, seed*86028121+17)), quit: rand.New(rand.NewPCG(seed, seed*104395301+19)), rwait: rand.New(rand.NewPCG(seed, seed*122949823+23)), pwait: rand.New(rand.NewPCG(seed, seed*141650939+29)), cwait: rand.New(rand.NewPCG(seed, seed*160481183+31)), hout: rand.New(rand.NewPCG(seed, seed*179424673+37)), name: fmt.Sprintf("Random%d", seed)}
 	g.chart()
 	return g
 }
@@ -87,17 +87,19 @@ type chartGen struct {
 	// that leave a parallel state from inside a region (see doneLeaving),
 	// rwait the states that wait inside regions (see regionWaits), pwait
 	// the parallel states that wait (see parallelWaits), cwait the
-	// composite states inside regions that wait (see compositeWaits).
-	in, out, into, inward, cross, wait, quit, rwait, pwait, cwait *rand.Rand
-	name                                                          string
-	n                                                             int // states named so far
-	top                                                           []*rnode
-	events                                                        []string
-	guards                                                        []string
-	actions                                                       []string
-	rows                                                          []string
-	taken                                                         map[string]bool // from + event of the rows so far
-	star                                                          string          // the event of the "*" row, if any
+	// composite states inside regions that wait (see compositeWaits),
+	// hout the rows that leave a parallel state from a region of a
+	// parallel state inside a region's state (see hostedLeaving).
+	in, out, into, inward, cross, wait, quit, rwait, pwait, cwait, hout *rand.Rand
+	name                                                                string
+	n                                                                   int // states named so far
+	top                                                                 []*rnode
+	events                                                              []string
+	guards                                                              []string
+	actions                                                             []string
+	rows                                                                []string
+	taken                                                               map[string]bool // from + event of the rows so far
+	star                                                                string          // the event of the "*" row, if any
 }
 
 func (g *chartGen) chance(p float64) bool { return g.r.Float64() < p }
@@ -598,4 +600,5 @@ func (g *chartGen) chart() {
 	g.regionWaits()
 	g.parallelWaits()
 	g.compositeWaits()
+	g.hostedLeaving()
 }

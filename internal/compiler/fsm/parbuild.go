@@ -448,8 +448,10 @@ func regionRow(t *spec.Transition, r *specRegion, regionOf map[string]*specRegio
 			diags.Errorf(to.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s, yet: fsmgen leaves %s and enters it again for a row into another region only where %s is inside no region; write the row from %s, which leaves every region, or send an event the other region handles", r.root.Name.Value, to.Value, o.root.Name.Value, r.par.Name.Value, r.par.Name.Value, r.par.Name.Value, r.par.Name.Value)
 		case o != nil && o.top != r.top:
 			diags.Errorf(to.Pos, "parallel state %s is entered through all its regions at once: a transition from outside it cannot target %s inside region %s; target %s itself", o.par.Name.Value, to.Value, o.root.Name.Value, o.par.Name.Value)
+		case r.host != nil && o != nil:
+			diags.Errorf(to.Pos, "region %s cannot leave parallel state %s from %s for %s, in region %s around it, yet: fsmgen writes a rule of a region of a parallel state inside a region's state that leaves it only for a target outside %s; write the row from %s, which leaves every region", r.root.Name.Value, r.par.Name.Value, t.From[0].Value, to.Value, o.root.Name.Value, r.top.Name.Value, r.par.Name.Value)
 		default:
-			diags.Errorf(to.Pos, "region %s cannot leave parallel state %s from %s: fsmgen writes a rule that leaves a parallel state from the states of its own regions, and of parallel states nested as its regions, only, not from inside a region's state; write the row from %s, which leaves every region", r.root.Name.Value, r.par.Name.Value, t.From[0].Value, r.par.Name.Value)
+			diags.Errorf(to.Pos, "region %s cannot leave parallel state %s from %s: fsmgen writes a rule that leaves a parallel state from inside a region's state only on an event or a timer; write the row from %s, which leaves every region", r.root.Name.Value, r.par.Name.Value, t.From[0].Value, r.par.Name.Value)
 		}
 	}
 }

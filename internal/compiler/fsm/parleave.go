@@ -68,6 +68,10 @@ type leaving struct {
 	// kept are, by parallel state and event, the events whose rows that
 	// leave it their regions keep (see parleavekept.go).
 	kept map[string]map[string]bool
+	// spec are the spec's rows and regions every region, in document
+	// order, once keep has run.
+	spec    []spec.Transition
+	regions []*specRegion
 }
 
 func newLeaving() *leaving {
@@ -100,8 +104,11 @@ func leavesAll(t *spec.Transition, regionOf map[string]*specRegion) (some, all b
 // here (its nested parallel state's own rules are check's).
 func (l *leaving) take(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion, diags *diag.List) bool {
 	some, all := leavesAll(t, regionOf)
-	if !some || r.host != nil {
-		return false // regionRow's, or refused there
+	switch {
+	case !some:
+		return false // regionRow's
+	case r.host != nil:
+		return l.takeHosted(t, r, regionOf, diags)
 	}
 	par := r.par.Name.Value
 	if len(t.On) == 0 {
@@ -129,16 +136,9 @@ func (l *leaving) take(t *spec.Transition, r *specRegion, regionOf map[string]*s
 			continue
 		}
 		for _, e := range t.On {
-			if l.rows[par] == nil {
-				l.rows[par] = map[string][]leaveRow{}
-				l.pars = append(l.pars, r.par)
-			}
-			if l.rows[par][e.Value] == nil {
-				l.evs[par] = append(l.evs[par], e.Value)
-			}
 			o := *t
 			o.From, o.On = []spec.String{from}, []spec.String{e}
-			l.rows[par][e.Value] = append(l.rows[par][e.Value], leaveRow{r: r, src: from, t: o, leave: leave})
+			l.record(r.par, e.Value, leaveRow{r: r, src: from, t: o, leave: leave})
 		}
 	}
 	if !kept {
@@ -182,7 +182,17 @@ func (l *leaving) merge(outer *spec.File, rows []spec.Transition, regions []*spe
 			list := l.rows[par][e]
 			// The rules of the first region in document order first:
 			// SCXML takes the first region's and drops a later one's.
-			slices.SortStableFunc(list, func(a, b leaveRow) int { return a.r.place - b.r.place })
+			// (A region of a parallel state inside a region's state
+			// comes right after its host.)
+			// Within one such region, a row of a state inside another
+			// first: SCXML tries its source's transitions before those
+			// of the states around it (see takeHosted).
+			slices.SortStableFunc(list, func(a, b leaveRow) int {
+				if a.r == b.r && a.r.host != nil {
+					return len(around(b.r.root, b.src.Value)) - len(around(a.r.root, a.src.Value))
+				}
+				return slices.Index(regions, a.r) - slices.Index(regions, b.r)
+			})
 			if !l.check(p, e, list, rows, regions, diags) {
 				continue
 			}

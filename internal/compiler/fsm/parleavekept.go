@@ -41,6 +41,7 @@ import (
 // for all, and so are the others' rows for those events: the rows of one
 // event are written one way. rows are the spec's.
 func (l *leaving) keep(rows []spec.Transition, regions []*specRegion, regionOf map[string]*specRegion) {
+	l.spec, l.regions = rows, regions
 	type key struct{ par, e string }
 	type use struct {
 		regs  []*specRegion
@@ -175,18 +176,28 @@ func aroundTakes(r *specRegion, src, e string, rows []spec.Transition) bool {
 // that does not leave o's parallel state (a branch of one), or a list
 // entry for it; rows are the spec's.
 func staysOn(o *specRegion, e string, rows []spec.Transition, regionOf map[string]*specRegion) bool {
-	if regionTakes(o, e, nil) != "" {
-		return true // a list entry
+	return stayer(o, e, rows, regionOf) != ""
+}
+
+// stayer returns the first state of region o that staysOn finds; "" when
+// none is.
+func stayer(o *specRegion, e string, rows []spec.Transition, regionOf map[string]*specRegion) string {
+	if by := regionTakes(o, e, nil); by != "" {
+		return by // a list entry
 	}
 	for _, t := range rows {
-		if !slices.ContainsFunc(t.On, func(n spec.String) bool { return n.Value == e }) || !slices.ContainsFunc(t.From, func(n spec.String) bool { return o.names[n.Value] }) {
+		if !slices.ContainsFunc(t.On, func(n spec.String) bool { return n.Value == e }) {
+			continue
+		}
+		i := slices.IndexFunc(t.From, func(n spec.String) bool { return o.names[n.Value] })
+		if i < 0 {
 			continue
 		}
 		if some, all := leavesFor(&t, o, regionOf); !some || !all || staysBy(&t) || len(t.Guards) > 0 && slices.ContainsFunc(t.Guards, func(br spec.Branch) bool { return !br.To.Set }) {
-			return true
+			return t.From[i].Value
 		}
 	}
-	return false
+	return ""
 }
 
 // keeps reports whether the rows of parallel state par that leave it on

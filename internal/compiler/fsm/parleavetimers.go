@@ -31,8 +31,15 @@ type leaveTimer struct {
 // join gives the timer (see leavingTimers).
 func (l *leaving) timer(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion, lifts *lifts, diags *diag.List) bool {
 	some, all := leavesAll(t, regionOf)
-	if !some || r.host != nil {
-		return false // regionRow's, or refused there
+	if !some {
+		return false // regionRow's
+	}
+	// A timer of a region of a parallel state inside a region's state
+	// leaves the parallel state outside regions: its event goes to its
+	// state alone, so no other region's rule competes.
+	par := r.par
+	if r.host != nil {
+		par = r.top
 	}
 	// A branch without a target (an action, an ignore) stays in the
 	// region, as a branch into a state of the region does.
@@ -51,7 +58,7 @@ func (l *leaving) timer(t *spec.Transition, r *specRegion, regionOf map[string]*
 		return spec.Outcome{To: spec.String{Value: s.Name.Value, Pos: pos, Set: true}}
 	}
 	stand := &spec.After{Pos: a.Pos, ID: a.ID, Delay: a.Delay, Outcome: self(a.Pos)}
-	lt := leaveTimer{par: r.par.Name.Value, src: s.Name.Value, after: &cp}
+	lt := leaveTimer{par: par.Name.Value, src: s.Name.Value, after: &cp}
 	if !all {
 		// It leaves by some branches of its guards and stays by others:
 		// the region's build runs those that stay, and a stand-in for

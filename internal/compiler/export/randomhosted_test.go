@@ -1,0 +1,71 @@
+package export_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+	"github.com/fsmgen/fsmgen/internal/compiler/generate"
+)
+
+// This file draws, for the random charts (see randomchart_test.go), rows
+// that leave the parallel state outside regions from a region of a
+// parallel state inside a region's state.
+
+// hostLeavingChance is how often hostedLeaving draws such a row for a
+// state: FSMGEN_RANDOM_HOSTED_LEAVING in a hundred.
+var hostLeavingChance = envChance("FSMGEN_RANDOM_HOSTED_LEAVING", 0.1)
+
+// hostedLeaving draws, last and from a stream of its own (so the chart is
+// otherwise the seed's before), for some states of the regions of the
+// parallel states inside a region's state, a row on event Quit, which no
+// other row names, to a state outside the parallel state P outside
+// regions that holds them, or P itself, guarded or not, or for a state
+// with a timer the timer's target instead: fsmgen refuses
+// such a row beside another region's rule for its event that SCXML would
+// choose otherwise, or a rule of a state around it, which the event of
+// its own keeps away. The top-level states ignore Quit where they have no
+// row for it, P among them.
+func (g *chartGen) hostedLeaving() {
+	quit := false
+	for _, s := range g.nodes() {
+		reg := s.region()
+		if reg == nil || !reg.parent.hosted || s.kind == regionNode || s.group || s.final || s.transient || g.hout.Float64() >= hostLeavingChance {
+			continue
+		}
+		p := reg.parent
+		for p.region() != nil {
+			p = p.region().parent
+		}
+		if p.kind != parallelNode || p.group || p.hosted {
+			continue
+		}
+		if s.timer != "" && g.hout.Float64() < 0.5 {
+			s.timer = g.outside(g.hout, p) // its timer leaves P
+			continue
+		}
+		row := fmt.Sprintf("  - from: %s\n    on: Quit\n    to: %s\n", s.name, g.outside(g.hout, p))
+		if g.hout.Float64() < 0.35 {
+			row = fmt.Sprintf("  - from: %s\n    on: Quit\n    guards:\n      - if: %s\n        to: %s\n", s.name, g.guards[g.hout.IntN(len(g.guards))], g.outside(g.hout, p))
+		}
+		if g.hout.Float64() < 0.5 {
+			row += "    action: " + g.actions[g.hout.IntN(len(g.actions))] + "\n"
+		}
+		g.rows = append(g.rows, row)
+		quit = true
+	}
+	if quit {
+		g.events = append(g.events, "Quit")
+	}
+}
+
+// hostLeavingCharts counts, and logs, the charts of keys with a rule
+// that leaves a parallel state from a region of a parallel state inside
+// a region's state (see hostedLeaving): the outer parallel state's rule,
+// its source in that region.
+func hostLeavingCharts(t *testing.T, specs map[string]*generate.Result, keys []string) int {
+	t.Helper()
+	return chartsWithRule(t, specs, keys, "rules that leave a parallel state from a region of a parallel state inside a region's state", func(r *fsm.Rule) bool {
+		return r.Source != nil && r.Source.Region != nil && r.Source.Region.Host != nil
+	})
+}

@@ -117,7 +117,7 @@ func leavesFor(t *spec.Transition, r *specRegion, regionOf map[string]*specRegio
 	all = len(to) > 0
 	for _, n := range to {
 		o := regionOf[strings.TrimSuffix(n.Value, historySuffix)]
-		if o == nil || o != r && o.par == r.par && o.host == nil && len(o.groups) == 0 {
+		if o == nil || o != r && o.par == r.par && o.host == nil {
 			some = true
 		} else {
 			all = false

@@ -104,8 +104,11 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 					// A deep history resumes a parallel state inside the
 					// region: down to the leaves its regions rest in after
 					// the step (none of them starts in a transient state or
-					// rests in a final one, see fsm's hostedResumes).
+					// rests in a final one, see fsm's hostedResumes), or
+					// the leaf a region's state that waits leaves later in
+					// the step.
 					resumed := regionConfig(t, m, g.Leaf)
+					movedFrom(rules, g.Rules[i+1:], resumed)
 					entries = append(entries, resumedEntries(run.State, resumed)...)
 					continue
 				}
@@ -277,6 +280,24 @@ func leftLeaves(later []goRule, rules map[int]*fsm.Rule, p *fsm.State) string {
 		}
 	}
 	return ""
+}
+
+// movedFrom records in resumed, for each region whose leaf an eventless
+// rule of later (the rules a step fired after the one that resumed the
+// regions) leaves first, that leaf: where the history resumed the region,
+// its state that waits then moving in that step.
+func movedFrom(rules map[int]*fsm.Rule, later []goRule, resumed map[*fsm.Region]*fsm.State) {
+	seen := map[*fsm.Region]bool{}
+	for _, st := range later {
+		r := rules[st.Rule]
+		if r == nil || r.From == nil || r.From.Region == nil || r.Event != nil || r.Done != nil || seen[r.From.Region] {
+			continue
+		}
+		seen[r.From.Region] = true
+		if !r.From.Composite() {
+			resumed[r.From.Region] = r.From
+		}
+	}
 }
 
 // resumedEntries lists the entries of the regions of parallel state p

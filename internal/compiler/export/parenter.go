@@ -26,15 +26,37 @@ func acrossRule(r *fsm.Rule, p *problems, target string) {
 		return
 	}
 	q := r.Target.Region.Parallel
+	if w := r.Source.Region.Within; w != nil {
+		// A row of a region of a parallel state inside a region's state,
+		// which fsmgen writes as that parallel state's rule: the targets
+		// take it as the domain where the target is inside it too, and
+		// the compound state around it otherwise, as SCXML does.
+		if !insideOf(r.Target.Region, w) {
+			return
+		}
+		q = w
+	}
 	if q.Entry == nil && q.Exit == nil && len(q.Timers) == 0 && q.History == fsm.HistoryNone {
 		return
 	}
 	into := r.Target.Region.Root.Name + " of " + q.Name
-	if w := r.Target.Region.Within; w != nil {
+	if w := r.Target.Region.Within; w != nil && w != q {
 		// A region of a parallel state inside a region's state.
 		into = r.Target.Region.Root.Name + " of " + w.Name + ", inside " + q.Name
 	}
 	p.refuse(r.Pos, "rule %s moves from region %s into region %s: SCXML 1.0 §3.13 leaves and enters %s (a transition's domain is the compound state around it), as fsmgen does, but %s takes %s as the domain and leaves and enters its regions only, so %s's entry, exit, timers or history would not run: move %s's entry and exit into its regions, or send an event that region %s takes", r.Label, r.Source.Region.Root.Name, into, q.Name, target, q.Name, q.Name, q.Name, r.Target.Region.Root.Name)
+}
+
+// insideOf reports whether region reg is a region of parallel state w,
+// a parallel state inside a region's state, or of one inside its
+// regions' states in turn.
+func insideOf(reg *fsm.Region, w *fsm.State) bool {
+	for ; reg != nil; reg = reg.Host {
+		if reg.Within == w {
+			return true
+		}
+	}
+	return false
 }
 
 // sharedGroup returns the innermost parallel state nested as a region

@@ -20,14 +20,16 @@ var hostLeavingChance = envChance("FSMGEN_RANDOM_HOSTED_LEAVING", 0.1)
 // otherwise the seed's before), for some states of the regions of the
 // parallel states inside a region's state, a row on event Quit, which no
 // other row names, to a state outside the parallel state P outside
-// regions that holds them, or P itself, guarded or not, or for a state
-// with a timer the timer's target instead: fsmgen refuses
-// such a row beside another region's rule for its event that SCXML would
-// choose otherwise, or a rule of a state around it, which the event of
-// its own keeps away. The top-level states ignore Quit where they have no
-// row for it, P among them.
+// regions that holds them, or P itself, or their timer's target instead;
+// or a row on event Hop, which no other row names either, to a state of
+// the region that holds their own parallel state Q outside it (Q itself
+// too); guarded or not. fsmgen refuses such a row beside another
+// region's rule for its event that SCXML would choose otherwise, or a
+// rule of a state around it, which the events of their own keep away.
+// The top-level states ignore Quit and Hop where they have no row for
+// them, P among them.
 func (g *chartGen) hostedLeaving() {
-	quit := false
+	used := map[string]bool{}
 	for _, s := range g.nodes() {
 		reg := s.region()
 		if reg == nil || !reg.parent.hosted || s.kind == regionNode || s.group || s.final || s.transient || g.hout.Float64() >= hostLeavingChance {
@@ -40,23 +42,41 @@ func (g *chartGen) hostedLeaving() {
 		if p.kind != parallelNode || p.group || p.hosted {
 			continue
 		}
-		if s.timer != "" && g.hout.Float64() < 0.5 {
-			s.timer = g.outside(g.hout, p) // its timer leaves P
+		e, to := "Quit", g.outside(g.hout, p)
+		if host := g.hostTargets(reg.parent); len(host) > 0 && g.hout.Float64() < 0.5 {
+			e, to = "Hop", host[g.hout.IntN(len(host))] // it leaves Q for a state of its host
+		} else if s.timer != "" && g.hout.Float64() < 0.5 {
+			s.timer = to // its timer leaves P
 			continue
 		}
-		row := fmt.Sprintf("  - from: %s\n    on: Quit\n    to: %s\n", s.name, g.outside(g.hout, p))
+		row := fmt.Sprintf("  - from: %s\n    on: %s\n    to: %s\n", s.name, e, to)
 		if g.hout.Float64() < 0.35 {
-			row = fmt.Sprintf("  - from: %s\n    on: Quit\n    guards:\n      - if: %s\n        to: %s\n", s.name, g.guards[g.hout.IntN(len(g.guards))], g.outside(g.hout, p))
+			row = fmt.Sprintf("  - from: %s\n    on: %s\n    guards:\n      - if: %s\n        to: %s\n", s.name, e, g.guards[g.hout.IntN(len(g.guards))], to)
 		}
 		if g.hout.Float64() < 0.5 {
 			row += "    action: " + g.actions[g.hout.IntN(len(g.actions))] + "\n"
 		}
 		g.rows = append(g.rows, row)
-		quit = true
+		used[e] = true
 	}
-	if quit {
-		g.events = append(g.events, "Quit")
+	for _, e := range []string{"Quit", "Hop"} {
+		if used[e] {
+			g.events = append(g.events, e)
+		}
 	}
+}
+
+// hostTargets returns the states of the region that holds parallel
+// state q, a state of one of its states, outside q's regions: q among
+// them, which a row of q's regions leaves q for.
+func (g *chartGen) hostTargets(q *rnode) []string {
+	var out []string
+	for _, s := range g.nodes() {
+		if s.region() == q.region() && s.kind != regionNode && !s.group && (s == q || !s.inside(q)) {
+			out = append(out, s.name)
+		}
+	}
+	return out
 }
 
 // hostLeavingCharts counts, and logs, the charts of keys with a rule

@@ -34,7 +34,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 	groupDones(f.States, regions, hook, &diags)
 	for _, r := range regions {
 		sub := regionSpec(f, r, rows[r], lifts)
-		rh := &parHook{region: r, passes: leaves.passes, entering: ents}
+		rh := &parHook{region: r, passes: leaves.passes, entering: ents, leaving: leaves.names, elses: leaves.elses}
 		m, ds := build(sub, env, rh)
 		diags = append(diags, ds.Errors()...)
 		diags = append(diags, nowhere(r, ds)...)
@@ -403,6 +403,9 @@ func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, leaves *leavin
 			if leaves.take(&o, r, regionOf, diags) {
 				continue // a row that leaves the parallel state (see parleave.go)
 			}
+			if leaves.lift(&o, r, regionOf, diags) {
+				continue // a row that leaves a parallel state inside a region's state (see parleavehost.go)
+			}
 			if ents.inward(&o, r, diags) {
 				continue // into a parallel state inside a state of r, refused (see parinward.go)
 			}
@@ -411,6 +414,7 @@ func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, leaves *leavin
 		}
 	}
 	leaves.merge(&outer, f.Transitions, regions, diags)
+	leaves.liftRows(rows, ents, diags)
 	return &outer, rows
 }
 
@@ -442,14 +446,19 @@ func regionRow(t *spec.Transition, r *specRegion, regionOf map[string]*specRegio
 		case o != nil && o.within(r) != nil:
 			q := o.within(r).par.Name.Value
 			diags.Errorf(to.Pos, "region %s cannot move to %s, inside region %s of parallel state %s, yet: fsmgen does not enter a state inside a parallel state nested as a region inside parallel state %s; target %s itself", r.root.Name.Value, to.Value, o.root.Name.Value, o.par.Name.Value, q, q)
-		case o != nil && o.par == r.par:
+		case o != nil && o.par == r.par && r.host != nil:
 			// (a parallel state inside a region's state: the others are
-			// across's, see parenter.go)
-			diags.Errorf(to.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s, yet: fsmgen leaves %s and enters it again for a row into another region only where %s is inside no region; write the row from %s, which leaves every region, or send an event the other region handles", r.root.Name.Value, to.Value, o.root.Name.Value, r.par.Name.Value, r.par.Name.Value, r.par.Name.Value, r.par.Name.Value)
+			// across's, see parenter.go, and its rows lift's, see
+			// parleavehost.go)
+			diags.Errorf(to.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s, by a timer's or an eventless rule yet: fsmgen leaves %s, inside region %s, and enters it again for a row on an event only; write the rule as a row on an event, or from %s", r.root.Name.Value, to.Value, o.root.Name.Value, r.par.Name.Value, r.par.Name.Value, r.host.root.Name.Value, r.par.Name.Value)
+		case o != nil && o.par == r.par:
+			diags.Errorf(to.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s, this way yet; write the rule from %s, which leaves every region", r.root.Name.Value, to.Value, o.root.Name.Value, r.par.Name.Value, r.par.Name.Value)
 		case o != nil && o.top != r.top:
 			diags.Errorf(to.Pos, "parallel state %s is entered through all its regions at once: a transition from outside it cannot target %s inside region %s; target %s itself", o.par.Name.Value, to.Value, o.root.Name.Value, o.par.Name.Value)
+		case r.host != nil && o == r.host && len(t.On) == 0:
+			diags.Errorf(to.Pos, "region %s cannot leave parallel state %s from %s for %s, in region %s, by a timer's or an eventless rule yet: fsmgen writes a rule of a region of a parallel state inside a region's state that leaves it for a state of that region only on an event; write the rule from %s, which leaves every region", r.root.Name.Value, r.par.Name.Value, t.From[0].Value, to.Value, o.root.Name.Value, r.par.Name.Value)
 		case r.host != nil && o != nil:
-			diags.Errorf(to.Pos, "region %s cannot leave parallel state %s from %s for %s, in region %s around it, yet: fsmgen writes a rule of a region of a parallel state inside a region's state that leaves it only for a target outside %s; write the row from %s, which leaves every region", r.root.Name.Value, r.par.Name.Value, t.From[0].Value, to.Value, o.root.Name.Value, r.top.Name.Value, r.par.Name.Value)
+			diags.Errorf(to.Pos, "region %s cannot leave parallel state %s from %s for %s, in region %s, yet: fsmgen writes a row of a region of a parallel state inside a region's state that leaves it only for a state of that region (%s), or a target outside %s, every branch alike; write the row from %s, which leaves every region", r.root.Name.Value, r.par.Name.Value, t.From[0].Value, to.Value, o.root.Name.Value, r.host.root.Name.Value, r.top.Name.Value, r.par.Name.Value)
 		default:
 			diags.Errorf(to.Pos, "region %s cannot leave parallel state %s from %s: fsmgen writes a rule that leaves a parallel state from inside a region's state only on an event or a timer; write the row from %s, which leaves every region", r.root.Name.Value, r.par.Name.Value, t.From[0].Value, r.par.Name.Value)
 		}

@@ -169,6 +169,7 @@ func join(m *Machine, regions []*specRegion, hook *parHook, diags *diag.List) {
 	enterInward(m, hook.entering, inRegion)
 	regionFieldClash(m, diags)
 	leavingRules(m, hook.ins, inRegion, hook.owns, hook.elses)
+	liftedSources(m, hook.elses)
 	passRules(m, passing)
 	besideFields(m, diags)
 	ownedIns(m, hook.owned, inRegion, diags)

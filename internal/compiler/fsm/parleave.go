@@ -72,10 +72,17 @@ type leaving struct {
 	// order, once keep has run.
 	spec    []spec.Transition
 	regions []*specRegion
+	// lifted are, by parallel state inside a region's state and event,
+	// the rows of its regions that leave it for states of that region
+	// (see parleavehost.go), liftPars a region of each such parallel
+	// state and liftEvs its events, in spec order.
+	lifted   map[string]map[string][]leaveRow
+	liftPars []*specRegion
+	liftEvs  map[string][]string
 }
 
 func newLeaving() *leaving {
-	return &leaving{rows: map[string]map[string][]leaveRow{}, evs: map[string][]string{}, names: map[diag.Pos][]string{}, owns: map[diag.Pos]bool{}, elses: map[diag.Pos]bool{}, passes: map[diag.Pos]bool{}}
+	return &leaving{rows: map[string]map[string][]leaveRow{}, evs: map[string][]string{}, lifted: map[string]map[string][]leaveRow{}, liftEvs: map[string][]string{}, names: map[diag.Pos][]string{}, owns: map[diag.Pos]bool{}, elses: map[diag.Pos]bool{}, passes: map[diag.Pos]bool{}}
 }
 
 // leavesAll reports whether some of t's targets name a state outside the

@@ -67,7 +67,7 @@ var sourceRE = regexp.MustCompile(`^In\(([A-Za-z_][A-Za-z0-9_]*)\) && (.*)$`)
 // the branch's own guard, resolved already (inner) when it is In(State)
 // too; nil, s and nil for any other guard.
 func (h *parHook) sourceIn(s spec.String) (in *Func, guard spec.String, inner *Func) {
-	if h == nil || h.region != nil || len(h.leaving[s.Pos]) == 0 {
+	if h == nil || len(h.leaving[s.Pos]) == 0 {
 		return nil, s, nil
 	}
 	mt := sourceRE.FindStringSubmatch(s.Value)

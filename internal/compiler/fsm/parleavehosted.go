@@ -42,7 +42,7 @@ func (l *leaving) takeHosted(t *spec.Transition, r *specRegion, regionOf map[str
 	case len(t.On) == 0:
 		return false // refused by regionRow
 	case !all || staysBy(t):
-		return refuse("some of its branches stay in "+r.root.Name.Value, "write the branches that leave as a row of their own, on another event")
+		return refuse("not every branch leaves "+top, "write the branches that leave as a row of their own, on another event")
 	}
 	for _, e := range t.On {
 		if l.keeps(top, []spec.String{e}) {

@@ -34,6 +34,13 @@ func picks(c *Cell, cfg []*State) []pick {
 	var tests []Test
 	for ; c != nil && !c.Out(); c = c.Fallback {
 		for _, r := range c.Rules {
+			if in := r.SourceIn; in != nil && !in.In.Contains(cfg[in.In.Region.Index]) {
+				// A branch of a row of a state inside a region of a
+				// parallel state inside a region's state, which leaves
+				// that parallel state, where its source is not active
+				// (see parleavehost.go): not tried.
+				continue
+			}
 			take, leaves := r, r.Leaves
 			if leaves != nil {
 				// A branch that leaves the parallel state: the region

@@ -93,6 +93,9 @@ func newRules(t *testing.T, m *fsm.Machine, g goResult) []goRule {
 			// newRegionRules), then the parallel state's own.
 			cfg = make([]*fsm.State, len(m.Regions))
 			for _, reg := range s.Flat {
+				if reg.Host != nil && cfg[reg.Host.Index] != reg.Within {
+					continue // a region of a parallel state its host is not in (hosts come first)
+				}
 				cfg[reg.Index] = reg.Initial
 				if last != nil {
 					cfg[reg.Index] = last.EnteredLeaf(reg)

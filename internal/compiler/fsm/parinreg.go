@@ -140,6 +140,8 @@ func timerSpec(q *spec.State) bool {
 // its own, where fsmgen does not resume them yet: a region that starts in
 // a leaf it never rests in (the step that enters the parallel state goes
 // on with eventless rules, which a resumed leaf does not take), or one
+// that starts in a state that waits (the witness paths would test its
+// rows in the step that resumes another leaf: random chart 39168), or one
 // that may rest in a final state, or a memory of every region final (its
 // own history beside its done transition; resuming either raises done
 // events again). It reports whether it refused one.
@@ -154,6 +156,10 @@ func hostedResumes(m *Machine, diags *diag.List) bool {
 		switch {
 		case q.Restless():
 			why = "one of its regions starts in a state it never rests in (a transient state, or a final state its composite state's done transition leaves)"
+		case startsWaiting(q):
+			// (The witness paths would take its eventless rules in the
+			// step that resumes another leaf.)
+			why = "one of its regions starts in a state that waits (guarded rows without \"on\"), whose rows the step that enters it tests"
 		case q.RestsFinal() || slices.ContainsFunc(q.Regions, func(reg *Region) bool { return slices.ContainsFunc(reg.Leaves, (*State).Rests) }):
 			why = "one of its regions, or the parallel state itself, may rest in a final state when no guard of its done transition holds"
 		case h == q && m.RemembersFinal(h, q):
@@ -173,4 +179,12 @@ func hostedResumes(m *Machine, diags *diag.List) bool {
 		diags.Errorf(h.Pos, "the deep history of %s remembers the leaves of the regions of parallel state %s inside region %s, and %s: fsmgen does not resume such a parallel state inside a region yet; make the history of %s shallow (which enters %s anew) or drop it", h.Name, q.Name, reg.Host.Root.Name, why, h.Name, q.Name)
 	}
 	return len(refused) > 0
+}
+
+// startsWaiting reports whether a region of parallel state q, or of a
+// parallel state it starts in, starts in a state that waits.
+func startsWaiting(q *State) bool {
+	return slices.ContainsFunc(q.Regions, func(reg *Region) bool {
+		return reg.Initial.Eventless() || reg.Initial.Regions != nil && startsWaiting(reg.Initial)
+	})
 }

@@ -192,7 +192,7 @@ func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
 		// A chain of guards without else: where its event goes when no
 		// guard holds.
 		for _, c := range s.Handles {
-			if c.Fallback != nil {
+			if c.Fallback != nil && !sourcesDecide(c) {
 				as := "the wildcard row"
 				switch {
 				case c.Fallback.Owner != nil:
@@ -374,6 +374,31 @@ func nestedDone(s *fsm.State) []*fsm.Cell {
 	for _, g := range s.Nested() {
 		if g.Completion != nil {
 			out = append(out, g.Completion)
+		}
+	}
+	return out
+}
+
+// sourcesDecide reports whether every rule of cell c is a row of a state
+// inside the regions of c's parallel state written as its rule (Source),
+// each source's last unguarded or else: its event goes on only where no
+// source is active, which the rows at the sources already say.
+func sourcesDecide(c *fsm.Cell) bool {
+	lasts := sourceLasts(c)
+	return lasts != nil && !slices.ContainsFunc(lasts, func(r *fsm.Rule) bool { return r.ShownGuard() != nil && !r.Else })
+}
+
+// sourceLasts returns, when every rule of cell c is a row of a state
+// inside the regions of c's parallel state written as its rule (Source),
+// the last rule of each source, in order; nil otherwise.
+func sourceLasts(c *fsm.Cell) []*fsm.Rule {
+	var out []*fsm.Rule
+	for i, r := range c.Rules {
+		if r.Source == nil {
+			return nil
+		}
+		if i+1 == len(c.Rules) || c.Rules[i+1].Source != r.Source {
+			out = append(out, r)
 		}
 	}
 	return out

@@ -187,6 +187,17 @@ func (v *tableView) addCells(m *fsm.Machine, s *fsm.State, cells []*fsm.Cell) {
 		if c.Fallback == nil {
 			continue
 		}
+		if lasts := sourceLasts(c); lasts != nil {
+			// Rows of states inside the regions written as the parallel
+			// state's rules: the event goes on where a source's guards
+			// all fail (or no source is active, which needs no line).
+			for _, r := range lasts {
+				if r.ShownGuard() != nil && !r.Else {
+					falls[r] = c.Fallback
+				}
+			}
+			continue
+		}
 		// (A branch that leaves a parallel state, in a region's chain,
 		// has no line: the line of the last branch before it says.)
 		i := len(c.Rules) - 1

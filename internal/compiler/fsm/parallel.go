@@ -315,7 +315,7 @@ func (h *parHook) inGuard(b *builder, s spec.String) *Func {
 	fn := &Func{Name: s.Value, Kind: Guard, Pos: s.Pos, InName: mt[1]}
 	if h != nil && slices.Contains(h.leaving[s.Pos], mt[1]) {
 		// (In a region's build, the guard of a row of a parallel state
-		// inside a region's state that leaves it, see parleavehost.go.)
+		// inside a region's state that leaves it, see parhostedlift.go.)
 		fn.source = true
 		h.ins = append(h.ins, fn)
 		return fn

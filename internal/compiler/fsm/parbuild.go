@@ -404,7 +404,7 @@ func splitRows(f *spec.File, regions []*specRegion, lifts *lifts, leaves *leavin
 				continue // a row that leaves the parallel state (see parleave.go)
 			}
 			if leaves.lift(&o, r, regionOf, diags) {
-				continue // a row that leaves a parallel state inside a region's state (see parleavehost.go)
+				continue // a row that leaves a parallel state inside a region's state (see parhostedlift.go)
 			}
 			if ents.inward(&o, r, diags) {
 				continue // into a parallel state inside a state of r, refused (see parinward.go)
@@ -449,7 +449,7 @@ func regionRow(t *spec.Transition, r *specRegion, regionOf map[string]*specRegio
 		case o != nil && o.par == r.par && r.host != nil:
 			// (a parallel state inside a region's state: the others are
 			// across's, see parenter.go, and its rows lift's, see
-			// parleavehost.go)
+			// parhostedlift.go)
 			diags.Errorf(to.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s, by a timer's or an eventless rule yet: fsmgen leaves %s, inside region %s, and enters it again for a row on an event only; write the rule as a row on an event, or from %s", r.root.Name.Value, to.Value, o.root.Name.Value, r.par.Name.Value, r.par.Name.Value, r.host.root.Name.Value, r.par.Name.Value)
 		case o != nil && o.par == r.par:
 			diags.Errorf(to.Pos, "region %s cannot move to %s, in region %s of the same parallel state %s, this way yet; write the rule from %s, which leaves every region", r.root.Name.Value, to.Value, o.root.Name.Value, r.par.Name.Value, r.par.Name.Value)

@@ -74,7 +74,7 @@ type leaving struct {
 	regions []*specRegion
 	// lifted are, by parallel state inside a region's state and event,
 	// the rows of its regions that leave it for states of that region
-	// (see parleavehost.go), liftPars a region of each such parallel
+	// (see parhostedlift.go), liftPars a region of each such parallel
 	// state and liftEvs its events, in spec order.
 	lifted   map[string]map[string][]leaveRow
 	liftPars []*specRegion

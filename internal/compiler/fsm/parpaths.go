@@ -38,7 +38,7 @@ func picks(c *Cell, cfg []*State) []pick {
 				// A branch of a row of a state inside a region of a
 				// parallel state inside a region's state, which leaves
 				// that parallel state, where its source is not active
-				// (see parleavehost.go): not tried.
+				// (see parhostedlift.go): not tried.
 				continue
 			}
 			take, leaves := r, r.Leaves

@@ -112,12 +112,17 @@ func (l *leaving) lands(n spec.String, r *specRegion, regionOf map[string]*specR
 // event e leads to states of r's host outside r's parallel state by
 // every branch (lift writes it as that parallel state's rule).
 func (l *leaving) liftsOn(r *specRegion, src, e string, regionOf map[string]*specRegion) bool {
+	return l.rowsAll(src, e, func(t *spec.Transition) bool {
+		to := targets(t)
+		return !staysBy(t) && len(to) > 0 && !slices.ContainsFunc(to, func(n spec.String) bool { return !l.lands(n, r, regionOf) })
+	})
+}
+
+// rowsAll reports whether every row of the spec from state src for
+// event e is one ok accepts.
+func (l *leaving) rowsAll(src, e string, ok func(*spec.Transition) bool) bool {
 	for _, t := range l.spec {
-		if !slices.ContainsFunc(t.From, func(n spec.String) bool { return n.Value == src }) || !slices.ContainsFunc(t.On, func(n spec.String) bool { return n.Value == e }) {
-			continue
-		}
-		to := targets(&t)
-		if staysBy(&t) || len(to) == 0 || slices.ContainsFunc(to, func(n spec.String) bool { return !l.lands(n, r, regionOf) }) {
+		if slices.ContainsFunc(t.From, func(n spec.String) bool { return n.Value == src }) && slices.ContainsFunc(t.On, func(n spec.String) bool { return n.Value == e }) && !ok(&t) {
 			return false
 		}
 	}

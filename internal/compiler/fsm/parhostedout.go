@@ -49,7 +49,7 @@ func (l *leaving) takeHosted(t *spec.Transition, r *specRegion, regionOf map[str
 			return refuse(fmt.Sprintf("a region of %s outside %s keeps its own rule for %s that leaves %s (a rule of another region comes after it, or beside it)", top, r.par.Name.Value, e.Value, top), "give the events different names")
 		}
 		for _, from := range t.From {
-			if by := l.aroundHosted(r, from.Value, e.Value); by != "" {
+			if by := l.aroundHosted(r, from.Value, e.Value, regionOf); by != "" {
 				return refuse(fmt.Sprintf("%s, around %s, has a rule or a list entry for %s, which the generated code would take first", by, from.Value, e.Value), fmt.Sprintf("drop the rule of %s for %s, or give the events different names", by, e.Value))
 			}
 		}
@@ -74,16 +74,20 @@ func (l *leaving) takeHosted(t *spec.Transition, r *specRegion, regionOf map[str
 // aroundHosted returns the state that has a rule or a list entry for
 // event e among src's list and the states around src, up to its
 // outermost host region's own state; "" when none has.
-func (l *leaving) aroundHosted(r *specRegion, src, e string) string {
+func (l *leaving) aroundHosted(r *specRegion, src, e string, regionOf map[string]*specRegion) string {
 	named := func(n spec.String) bool { return n.Value == e || n.Value == "*" }
 	takes := func(s *spec.State) bool { return slices.ContainsFunc(listEntries(s), named) || hasRow(s, e, l.spec) }
 	if s := stateNamed(r.root, src); s != nil && slices.ContainsFunc(listEntries(s), named) {
 		return src
 	}
+	leaves := func(t *spec.Transition) bool {
+		_, all := leavesAll(t, regionOf)
+		return all && !staysBy(t)
+	}
 	for _, a := range around(r.root, src) {
 		// A state of r around src whose rows for e all leave too: tried
 		// after src's (see merge).
-		if slices.ContainsFunc(listEntries(a), named) || hasRow(a, e, l.spec) && !l.leavesOn(r, a.Name.Value, e) {
+		if slices.ContainsFunc(listEntries(a), named) || hasRow(a, e, l.spec) && !l.rowsAll(a.Name.Value, e, leaves) {
 			return a.Name.Value
 		}
 	}
@@ -97,27 +101,6 @@ func (l *leaving) aroundHosted(r *specRegion, src, e string) string {
 		}
 	}
 	return ""
-}
-
-// leavesOn reports whether every row of state src of hosted region r for
-// event e leaves r.top by every branch (takeHosted writes it as r.top's
-// rule).
-func (l *leaving) leavesOn(r *specRegion, src, e string) bool {
-	regionOf := map[string]*specRegion{}
-	for _, o := range l.regions {
-		for n := range o.names {
-			regionOf[n] = o
-		}
-	}
-	for _, t := range l.spec {
-		if !slices.ContainsFunc(t.From, func(n spec.String) bool { return n.Value == src }) || !slices.ContainsFunc(t.On, func(n spec.String) bool { return n.Value == e }) {
-			continue
-		}
-		if _, all := leavesAll(&t, regionOf); !all || staysBy(&t) {
-			return false
-		}
-	}
-	return true
 }
 
 // besideHosted says which region of r.top other than those around r

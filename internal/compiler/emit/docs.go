@@ -193,14 +193,9 @@ func (d *diagram) states(list []*fsm.State, initial *fsm.State, depth int) {
 		// guard holds.
 		for _, c := range s.Handles {
 			if c.Fallback != nil && !sourcesDecide(c) {
-				as := "the wildcard row"
-				switch {
-				case c.Fallback.Owner != nil:
-					as = c.Fallback.Owner.Name
-				case s.Region != nil:
-					// (a region's stand-in for the "*" row: the event
-					// goes on to the parallel state)
-					as = s.Region.Parallel.Name
+				as := fallbackOf(c)
+				if as == "*" {
+					as = "the wildcard row"
 				}
 				note = append(note, c.Event.Name+", if no guard holds, as "+as)
 			}

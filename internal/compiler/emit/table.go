@@ -179,7 +179,7 @@ func (v *tableView) addRules(m *fsm.Machine, s *fsm.State) {
 func (v *tableView) addCells(m *fsm.Machine, s *fsm.State, cells []*fsm.Cell) {
 	var ignored, rejected []string
 	var rules []*fsm.Rule
-	falls := map[*fsm.Rule]*fsm.Cell{} // the last rule of an open chain: where its event goes next
+	falls := map[*fsm.Rule]*fsm.Cell{} // the last rule of an open chain: its cell, whose Fallback is where its event goes next
 	for _, c := range cells {
 		for _, r := range c.Rules {
 			rules = append(rules, shownRule(r))
@@ -193,7 +193,7 @@ func (v *tableView) addCells(m *fsm.Machine, s *fsm.State, cells []*fsm.Cell) {
 			// all fail (or no source is active, which needs no line).
 			for _, r := range lasts {
 				if r.ShownGuard() != nil && !r.Else {
-					falls[r] = c.Fallback
+					falls[r] = c
 				}
 			}
 			continue
@@ -204,7 +204,7 @@ func (v *tableView) addCells(m *fsm.Machine, s *fsm.State, cells []*fsm.Cell) {
 		for i > 0 && c.Rules[i].Leaves != nil {
 			i--
 		}
-		falls[c.Rules[i]] = c.Fallback
+		falls[c.Rules[i]] = c
 	}
 	slices.SortStableFunc(rules, func(a, b *fsm.Rule) int { return a.Index - b.Index })
 	// The rules a transition with several events gives a state share one
@@ -407,9 +407,25 @@ func timerID(t *fsm.Timer) string {
 
 // fallbackName names the rule an open chain falls back to: "`Closed`",
 // or "the `*` row".
-func fallbackName(f *fsm.Cell) string {
-	if f.Owner == nil {
-		return "the `*` row"
+func fallbackName(c *fsm.Cell) string {
+	if as := fallbackOf(c); as != "*" {
+		return code(as)
 	}
-	return code(f.Owner.Name)
+	return "the `*` row"
+}
+
+// fallbackOf names where the event of cell c, a chain of guards without
+// else, goes when no guard holds: the state whose rule takes it, the
+// "*" row, or for a state inside a region the parallel state its region
+// leaves it to (the region's stand-in for the "*" row).
+func fallbackOf(c *fsm.Cell) string {
+	switch f := c.Fallback; {
+	case f.Owner != nil:
+		return f.Owner.Name
+	case c.State != nil && c.State.Region != nil && c.State.Region.Within != nil:
+		return c.State.Region.Within.Name
+	case c.State != nil && c.State.Region != nil:
+		return c.State.Region.Parallel.Name
+	}
+	return "*"
 }

@@ -42,12 +42,28 @@ func timerActive(t *fsm.Timer) jen.Code {
 // are taken (regionRule).
 func (g *goGen) timerRules(t *fsm.Timer) []jen.Code {
 	reg := t.State.Region
+	// A rule of a timer of a state inside a region of a parallel state
+	// inside another region's state that leaves that parallel state for
+	// a state of the other region: that region's rule (see fsm's
+	// parhostedlift.go).
+	lifted := func(r *fsm.Rule) *fsm.Region {
+		if r.Source != nil && r.From != nil {
+			return r.From.Region
+		}
+		return nil
+	}
 	if reg == nil || !slices.ContainsFunc(t.Cell.Rules, func(r *fsm.Rule) bool { return r.Source == nil }) {
 		// A timer of the machine's own, or one of a state inside a
 		// region whose rules leave the parallel state, as its rules.
+		if host := lifted(t.Cell.Rules[0]); host != nil {
+			return g.regionCell(host, t.Cell, func(r *fsm.Rule) []jen.Code { return g.regionRule(host, r) })
+		}
 		return g.cellBody(t.Cell)
 	}
 	return g.regionCell(reg, t.Cell, func(r *fsm.Rule) []jen.Code {
+		if host := lifted(r); host != nil {
+			return g.regionRule(host, r)
+		}
 		if r.Source != nil {
 			// A branch that leaves the parallel state, beside others
 			// that stay in the region.

@@ -20,10 +20,10 @@ var hostLeavingChance = envChance("FSMGEN_RANDOM_HOSTED_LEAVING", 0.1)
 // otherwise the seed's before), for some states of the regions of the
 // parallel states inside a region's state, a row on event Quit, which no
 // other row names, to a state outside the parallel state P outside
-// regions that holds them, or P itself, or their timer's target instead;
-// or a row on event Hop, which no other row names either, to a state of
-// the region that holds their own parallel state Q outside it (Q itself
-// too); guarded or not. fsmgen refuses such a row beside another
+// regions that holds them, or P itself; or a row on event Hop, which no
+// other row names either, to a state of the region that holds their own
+// parallel state Q outside it (Q itself too); guarded or not; or, for a
+// state with a timer, either target as the timer's instead. fsmgen refuses such a row beside another
 // region's rule for its event that SCXML would choose otherwise, or a
 // rule of a state around it, which the events of their own keep away.
 // The top-level states ignore Quit and Hop where they have no row for
@@ -45,8 +45,9 @@ func (g *chartGen) hostedLeaving() {
 		e, to := "Quit", g.outside(g.hout, p)
 		if host := g.hostTargets(reg.parent); len(host) > 0 && g.hout.Float64() < 0.5 {
 			e, to = "Hop", host[g.hout.IntN(len(host))] // it leaves Q for a state of its host
-		} else if s.timer != "" && g.hout.Float64() < 0.5 {
-			s.timer = to // its timer leaves P
+		}
+		if s.timer != "" && g.hout.Float64() < 0.5 {
+			s.timer = to // its timer leaves
 			continue
 		}
 		row := fmt.Sprintf("  - from: %s\n    on: %s\n    to: %s\n", s.name, e, to)

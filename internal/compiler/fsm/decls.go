@@ -104,7 +104,7 @@ func (b *builder) decls() {
 		}
 		m.Actions = append(m.Actions, a)
 	}
-	if hasTimers(f.States) || b.par.timed() {
+	if hasTimers(f.States) || b.par.timed() || b.par != nil && len(b.par.leaveTimers) > 0 {
 		b.timerDecls()
 	}
 }

@@ -32,10 +32,12 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 	}
 	hook := &parHook{covered: map[string]map[string]bool{}, reaches: map[string]map[string]string{}, used: map[string]bool{}, leaving: leaves.names, owns: leaves.owns, elses: leaves.elses, passes: leaves.passes, leaveTimers: leaves.timers, quiet: leaves.quiet, sources: leaves.sources(), entering: ents}
 	groupDones(f.States, regions, hook, &diags)
+	var lifted []*Timer // the timers the regions' builds resolved (see leavingTimers)
 	for _, r := range regions {
 		sub := regionSpec(f, r, rows[r], lifts)
-		rh := &parHook{region: r, passes: leaves.passes, entering: ents, leaving: leaves.names, elses: leaves.elses}
+		rh := &parHook{region: r, passes: leaves.passes, entering: ents, leaving: leaves.names, elses: leaves.elses, leaveTimers: leaves.liftTimers[r]}
 		m, ds := build(sub, env, rh)
+		lifted = append(lifted, rh.leftTimers...)
 		diags = append(diags, ds.Errors()...)
 		diags = append(diags, nowhere(r, ds)...)
 		if m == nil {
@@ -99,6 +101,9 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		diags.Sort()
 		return nil, diags
 	}
+	// The timers the regions' builds resolved join those the machine's
+	// did, for swapTimers.
+	hook.leftTimers = append(hook.leftTimers, lifted...)
 	join(m, regions, hook, &diags)
 	regionRenames(m, &diags)
 	if !diags.HasErrors() {
@@ -456,11 +461,11 @@ func regionRow(t *spec.Transition, r *specRegion, regionOf map[string]*specRegio
 		case o != nil && o.top != r.top:
 			diags.Errorf(to.Pos, "parallel state %s is entered through all its regions at once: a transition from outside it cannot target %s inside region %s; target %s itself", o.par.Name.Value, to.Value, o.root.Name.Value, o.par.Name.Value)
 		case r.host != nil && o == r.host && len(t.On) == 0:
-			diags.Errorf(to.Pos, "region %s cannot leave parallel state %s from %s for %s, in region %s, by a timer's or an eventless rule yet: fsmgen writes a rule of a region of a parallel state inside a region's state that leaves it for a state of that region only on an event; write the rule from %s, which leaves every region", r.root.Name.Value, r.par.Name.Value, t.From[0].Value, to.Value, o.root.Name.Value, r.par.Name.Value)
+			diags.Errorf(to.Pos, "region %s cannot leave parallel state %s from %s for %s, in region %s, by this rule yet: fsmgen writes a rule of a region of a parallel state inside a region's state that leaves it for a state of that region as a row on an event, or a timer that does not also leave %s; write the rule from %s, which leaves every region", r.root.Name.Value, r.par.Name.Value, t.From[0].Value, to.Value, o.root.Name.Value, r.top.Name.Value, r.par.Name.Value)
 		case r.host != nil && o != nil:
 			diags.Errorf(to.Pos, "region %s cannot leave parallel state %s from %s for %s, in region %s, yet: fsmgen writes a row of a region of a parallel state inside a region's state that leaves it only for a state of that region (%s), or a target outside %s, every branch alike; write the row from %s, which leaves every region", r.root.Name.Value, r.par.Name.Value, t.From[0].Value, to.Value, o.root.Name.Value, r.host.root.Name.Value, r.top.Name.Value, r.par.Name.Value)
 		default:
-			diags.Errorf(to.Pos, "region %s cannot leave parallel state %s from %s: fsmgen writes a rule that leaves a parallel state from inside a region's state only on an event or a timer; write the row from %s, which leaves every region", r.root.Name.Value, r.par.Name.Value, t.From[0].Value, r.par.Name.Value)
+			diags.Errorf(to.Pos, "region %s cannot leave parallel state %s from %s by this rule yet: fsmgen writes a rule that leaves a parallel state from inside a region's state as a row on an event, or a timer whose branches all leave it alike; write the row from %s, which leaves every region", r.root.Name.Value, r.par.Name.Value, t.From[0].Value, r.par.Name.Value)
 		}
 	}
 }

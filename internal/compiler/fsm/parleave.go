@@ -79,6 +79,10 @@ type leaving struct {
 	lifted   map[string]map[string][]leaveRow
 	liftPars []*specRegion
 	liftEvs  map[string][]string
+	// liftTimers are, by host region, the timers of the states of the
+	// regions of the parallel states inside its states whose rules leave
+	// those for its states (see timer): its build resolves their rules.
+	liftTimers map[*specRegion][]leaveTimer
 }
 
 func newLeaving() *leaving {

@@ -30,17 +30,35 @@ type leaveTimer struct {
 // the machine's build resolves its rules as the parallel state's, which
 // join gives the timer (see leavingTimers).
 func (l *leaving) timer(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion, lifts *lifts, diags *diag.List) bool {
-	some, all := leavesAll(t, regionOf)
-	if !some {
+	// A target that leaves: outside every region.
+	out := func(n spec.String) bool { return regionOf[strings.TrimSuffix(n.Value, historySuffix)] == nil }
+	par, list := r.par, &l.timers
+	inHost := func(n spec.String) bool {
+		return r.host != nil && regionOf[strings.TrimSuffix(n.Value, historySuffix)] == r.host
+	}
+	switch {
+	case slices.ContainsFunc(targets(t), out) && slices.ContainsFunc(targets(t), inHost):
+		return false // both: refused by regionRow
+	case slices.ContainsFunc(targets(t), out) && r.host != nil:
+		// A timer of a region of a parallel state inside a region's
+		// state leaves the parallel state outside regions: its event
+		// goes to its state alone, so no other region's rule competes.
+		par = r.top
+	case slices.ContainsFunc(targets(t), out):
+	case slices.ContainsFunc(targets(t), inHost):
+		// Or into a state of its host outside its parallel state Q:
+		// Q's rule in the host's build (see parhostedlift.go).
+		out = inHost
+		if l.liftTimers == nil {
+			l.liftTimers = map[*specRegion][]leaveTimer{}
+		}
+		lifted := l.liftTimers[r.host]
+		defer func() { l.liftTimers[r.host] = lifted }()
+		list = &lifted
+	default:
 		return false // regionRow's
 	}
-	// A timer of a region of a parallel state inside a region's state
-	// leaves the parallel state outside regions: its event goes to its
-	// state alone, so no other region's rule competes.
-	par := r.par
-	if r.host != nil {
-		par = r.top
-	}
+	all := !slices.ContainsFunc(targets(t), func(n spec.String) bool { return !out(n) })
 	// A branch without a target (an action, an ignore) stays in the
 	// region, as a branch into a state of the region does.
 	all = all && !slices.ContainsFunc(t.Guards, func(br spec.Branch) bool { return !br.To.Set })
@@ -66,7 +84,7 @@ func (l *leaving) timer(t *spec.Transition, r *specRegion, regionOf map[string]*
 		// machine's build resolves for it.
 		stand.Outcome, lt.leave = spec.Outcome{}, map[diag.Pos]bool{}
 		for _, br := range cp.Guards {
-			if br.To.Set && regionOf[strings.TrimSuffix(br.To.Value, historySuffix)] == nil {
+			if br.To.Set && out(br.To) {
 				lt.leave[br.Pos] = true
 				br.Outcome = self(br.Pos)
 			}
@@ -74,7 +92,7 @@ func (l *leaving) timer(t *spec.Transition, r *specRegion, regionOf map[string]*
 		}
 	}
 	lifts.standIns[a] = stand
-	l.timers = append(l.timers, lt)
+	*list = append(*list, lt)
 	return true
 }
 
@@ -110,7 +128,7 @@ func (b *builder) leavingBranches(guards []spec.Branch, leave map[diag.Pos]bool,
 // each as a rule of the parallel state fired by a timer of its own, which
 // join swaps for the timer the region's build runs.
 func (b *builder) leavingTimers() {
-	if b.par == nil || b.par.inRegion() {
+	if b.par == nil {
 		return
 	}
 	for _, lt := range b.par.leaveTimers {

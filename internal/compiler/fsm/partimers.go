@@ -247,7 +247,10 @@ func timerBits(timers []*Timer) uint64 {
 func (m *Machine) regionTimerWays(p *State, cfg []*State, t *Timer) []regionWay {
 	reg := t.State.Region
 	var out []regionWay
-	if t.Cell.Rules[0].Source != nil && t.Cell.Rules[len(t.Cell.Rules)-1].Source != nil {
+	// A rule that leaves a parallel state inside a region's state for a
+	// state of that region: that region's (see parhostedlift.go).
+	lifted := func(r *Rule) bool { return r.Source != nil && r.From != nil && r.From.Region != nil }
+	if first := t.Cell.Rules[0]; first.Source != nil && !lifted(first) && t.Cell.Rules[len(t.Cell.Rules)-1].Source != nil {
 		// Its rules leave p (see parleave.go), as p's own would.
 		return m.leavingTimerWays(p, cfg, t, nil)
 	}
@@ -255,12 +258,16 @@ func (m *Machine) regionTimerWays(p *State, cfg []*State, t *Timer) []regionWay 
 		if pk.rule == nil {
 			continue // no guard holds: the timer is spent, nothing happens
 		}
-		if pk.rule.Source != nil {
+		at := reg
+		switch {
+		case lifted(pk.rule):
+			at = pk.rule.From.Region
+		case pk.rule.Source != nil:
 			// A branch that leaves p, beside others that stay.
 			out = append(out, m.leavingTimerWays(p, cfg, t, pk.rule)...)
 			continue
 		}
-		for _, rw := range m.combine(p, cfg, m.TimerFired, []*Region{reg}, []pick{pk}) {
+		for _, rw := range m.combine(p, cfg, m.TimerFired, []*Region{at}, []pick{pk}) {
 			rw.way.Timer = t
 			out = append(out, rw)
 		}

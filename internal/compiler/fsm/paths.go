@@ -254,7 +254,7 @@ func (b *builder) edges(n node) []edge {
 			}
 		}
 	}
-	if b.par != nil && !b.par.inRegion() {
+	if b.par != nil {
 		for _, t := range b.par.leftTimers {
 			if t.State == s {
 				// A timer inside a region that leaves s (see

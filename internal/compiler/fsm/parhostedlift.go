@@ -14,11 +14,11 @@ import (
 // targets are states of R outside Q, or Q itself, or states of Q's other
 // regions (at any depth, inside a parallel state inside them too), which
 // SCXML leaves Q for and enters again (findLCCA takes no parallel
-// state): such a row's
-// transition domain is the compound state of R around Q and its target
-// (SCXML 1.0 §3.13), so it exits Q's regions, innermost first and in
-// reverse document order, Q, and the states of R up to that domain,
-// before its actions run and its target is entered, as a rule of Q does.
+// state): such a row's transition domain is the compound state of R
+// around Q and its target (SCXML 1.0 §3.13), so it exits Q's regions,
+// innermost first and in reverse document order, Q, and the states of R
+// up to that domain, before its actions run and its target is entered,
+// as a rule of Q does. (Timers whose rules leave Q so are parleavetimers.go's.)
 // fsmgen writes it as Q's rule in R's build, guarded by In(S) for its
 // source S, as it writes a row that leaves the parallel state outside
 // regions as that one's rule (see parleave.go): R's build takes it where

@@ -250,12 +250,14 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 						cfg[reg] = reg.Initial
 					}
 				}
+				placeHosted(run, run.State, resumed, cfg)
 				continue
 			}
 			out = append(out, regionEntries(run.State)...)
 			for _, reg := range run.State.Regions {
 				cfg[reg] = reg.Initial // (as above)
 			}
+			placeHosted(run, run.State, nil, cfg)
 		}
 		// A rule outside the regions is a microstep of its own: a done
 		// transition or a transient state's rule after the step's first.
@@ -361,6 +363,29 @@ func regionEntries(p *fsm.State) []string {
 		}
 	}
 	return out
+}
+
+// placeHosted records in cfg, for run, an entry of parallel state p
+// whose regions cfg holds the leaves of, the leaves of the regions of
+// the parallel states inside them that run enters too (random chart
+// 48006): the leaf it targets there (Run.IntoLeaf), or their initial
+// states, but those resumed names.
+func placeHosted(run *fsm.Run, p *fsm.State, resumed, cfg map[*fsm.Region]*fsm.State) {
+	for _, reg := range p.Regions {
+		q := cfg[reg]
+		if q == nil || q.Regions == nil {
+			continue
+		}
+		for _, in := range q.Regions {
+			switch l := run.IntoLeaf(in); {
+			case l != nil:
+				cfg[in] = l
+			case resumed[in] == nil:
+				cfg[in] = in.Initial
+			}
+		}
+		placeHosted(run, q, resumed, cfg)
+	}
 }
 
 // regionExits lists the exits of the regions of parallel state p, whose

@@ -86,7 +86,7 @@ type leaving struct {
 }
 
 func newLeaving() *leaving {
-	return &leaving{rows: map[string]map[string][]leaveRow{}, evs: map[string][]string{}, lifted: map[string]map[string][]leaveRow{}, liftEvs: map[string][]string{}, names: map[diag.Pos][]string{}, owns: map[diag.Pos]bool{}, elses: map[diag.Pos]bool{}, passes: map[diag.Pos]bool{}}
+	return &leaving{rows: map[string]map[string][]leaveRow{}, evs: map[string][]string{}, lifted: map[string]map[string][]leaveRow{}, liftEvs: map[string][]string{}, liftTimers: map[*specRegion][]leaveTimer{}, names: map[diag.Pos][]string{}, owns: map[diag.Pos]bool{}, elses: map[diag.Pos]bool{}, passes: map[diag.Pos]bool{}}
 }
 
 // leavesAll reports whether some of t's targets name a state outside the

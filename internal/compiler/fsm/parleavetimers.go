@@ -28,11 +28,15 @@ type leaveTimer struct {
 // whether it did (or refused it, named). The region's build runs the
 // timer, from its state's entry to its exit, with a stand-in rule;
 // the machine's build resolves its rules as the parallel state's, which
-// join gives the timer (see leavingTimers).
+// join gives the timer (see leavingTimers). For a region of a parallel
+// state Q inside another region's state, the rules may leave the
+// parallel state outside regions, resolved so too, or leave Q for a
+// state of that other region, which its build resolves as Q's
+// (liftTimers).
 func (l *leaving) timer(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion, lifts *lifts, diags *diag.List) bool {
 	// A target that leaves: outside every region.
 	out := func(n spec.String) bool { return regionOf[strings.TrimSuffix(n.Value, historySuffix)] == nil }
-	par, list := r.par, &l.timers
+	par, lifting := r.par, false
 	inHost := func(n spec.String) bool {
 		return r.host != nil && regionOf[strings.TrimSuffix(n.Value, historySuffix)] == r.host
 	}
@@ -48,13 +52,7 @@ func (l *leaving) timer(t *spec.Transition, r *specRegion, regionOf map[string]*
 	case slices.ContainsFunc(targets(t), inHost):
 		// Or into a state of its host outside its parallel state Q:
 		// Q's rule in the host's build (see parhostedlift.go).
-		out = inHost
-		if l.liftTimers == nil {
-			l.liftTimers = map[*specRegion][]leaveTimer{}
-		}
-		lifted := l.liftTimers[r.host]
-		defer func() { l.liftTimers[r.host] = lifted }()
-		list = &lifted
+		out, lifting = inHost, true
 	default:
 		return false // regionRow's
 	}
@@ -92,7 +90,11 @@ func (l *leaving) timer(t *spec.Transition, r *specRegion, regionOf map[string]*
 		}
 	}
 	lifts.standIns[a] = stand
-	*list = append(*list, lt)
+	if lifting {
+		l.liftTimers[r.host] = append(l.liftTimers[r.host], lt)
+	} else {
+		l.timers = append(l.timers, lt)
+	}
 	return true
 }
 

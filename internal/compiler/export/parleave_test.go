@@ -12,11 +12,13 @@ import (
 
 // leavingGuards returns the guards that the rules of machine m that leave
 // a parallel state from inside a region test after In(State) (see
-// fsm.Rule.SourceIn), in rule order: XState asks them where the Go
-// machine does not (see run.mjs), which the runner is told (jsMachine).
+// fsm.Rule.SourceIn), in rule order, its regions' rules too (those that
+// leave a parallel state inside a region's state for a state of that
+// region, random chart 50119): XState asks them where the Go machine
+// does not (see run.mjs), which the runner is told (jsMachine).
 func leavingGuards(m *fsm.Machine) []string {
 	var out []string
-	for _, r := range m.Rules {
+	for _, r := range m.AllRules() {
 		if r.SourceIn != nil && !slices.Contains(out, r.Guard.Name) {
 			out = append(out, r.Guard.Name)
 		}

@@ -13,8 +13,10 @@ import (
 // parallel state inside a region's state.
 
 // hostLeavingChance is how often hostedLeaving draws such a row for a
-// state: FSMGEN_RANDOM_HOSTED_LEAVING in a hundred.
-var hostLeavingChance = envChance("FSMGEN_RANDOM_HOSTED_LEAVING", 0.1)
+// state: FSMGEN_RANDOM_HOSTED_LEAVING in a hundred (30 by default, at
+// which the default draw has two charts with such rules; few charts hold
+// a parallel state inside a region's state).
+var hostLeavingChance = envChance("FSMGEN_RANDOM_HOSTED_LEAVING", 0.3)
 
 // hostedLeaving draws, last and from a stream of its own (so the chart is
 // otherwise the seed's before), for some states of the regions of the

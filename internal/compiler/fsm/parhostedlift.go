@@ -42,7 +42,7 @@ func (l *leaving) lift(t *spec.Transition, r *specRegion, regionOf map[string]*s
 		return false
 	}
 	q := r.par.Name.Value
-	label := fmt.Sprintf("%s --%s--> %s", t.From[0].Value, onNames(t), targetNames(t))
+	label := rowLabel(t)
 	refuse := func(why, instead string) bool {
 		diags.Errorf(t.Pos, "rule %s leaves parallel state %s, inside region %s, for a state of %s: %s; fsmgen does not write that yet; %s", label, q, r.host.root.Name.Value, r.host.root.Name.Value, why, instead)
 		return true

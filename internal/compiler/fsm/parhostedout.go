@@ -32,7 +32,7 @@ import (
 // that leaves r's parallel state only.
 func (l *leaving) takeHosted(t *spec.Transition, r *specRegion, regionOf map[string]*specRegion, diags *diag.List) bool {
 	top := r.top.Name.Value
-	label := fmt.Sprintf("%s --%s--> %s", t.From[0].Value, onNames(t), targetNames(t))
+	label := rowLabel(t)
 	refuse := func(why, instead string) bool {
 		diags.Errorf(t.Pos, "rule %s leaves parallel state %s from region %s of parallel state %s, inside region %s: %s; fsmgen does not write that for a parallel state inside a region's state yet; %s", label, top, r.root.Name.Value, r.par.Name.Value, r.outermost().root.Name.Value, why, instead)
 		return true
@@ -161,11 +161,12 @@ func (l *leaving) record(p *spec.State, e string, lr leaveRow) {
 	l.rows[par][e] = append(l.rows[par][e], lr)
 }
 
-// onNames returns the events row t is taken on, as the spec lists them.
-func onNames(t *spec.Transition) string {
-	var out []string
+// rowLabel names row t for a message as its first source, its events as
+// the spec lists them and its targets say: "Saved --Quit--> Off".
+func rowLabel(t *spec.Transition) string {
+	var on []string
 	for _, e := range t.On {
-		out = append(out, e.Value)
+		on = append(on, e.Value)
 	}
-	return strings.Join(out, ",")
+	return fmt.Sprintf("%s --%s--> %s", t.From[0].Value, strings.Join(on, ","), targetNames(t))
 }

@@ -18,7 +18,9 @@ import (
 // tests.
 type pick struct {
 	tests []Test
-	rule  *Rule
+	// asks are the rules whose guards tests are, one per test.
+	asks []*Rule
+	rule *Rule
 	// leaves is, for a branch that leaves the parallel state (see
 	// Rule.Leaves), the parallel state's rule that takes it; rule is nil.
 	leaves *Rule
@@ -32,6 +34,7 @@ type pick struct {
 func picks(c *Cell, cfg []*State) []pick {
 	var out []pick
 	var tests []Test
+	var asks []*Rule
 	for ; c != nil && !c.Out(); c = c.Fallback {
 		for _, r := range c.Rules {
 			if in := r.SourceIn; in != nil && !in.In.Contains(cfg[in.In.Region.Index]) {
@@ -49,18 +52,19 @@ func picks(c *Cell, cfg []*State) []pick {
 			}
 			switch {
 			case r.Guard == nil:
-				return append(out, pick{tests: slices.Clone(tests), rule: take, leaves: leaves})
+				return append(out, pick{tests: slices.Clone(tests), asks: slices.Clone(asks), rule: take, leaves: leaves})
 			case r.Guard.In != nil:
 				if r.Guard.In.Contains(cfg[r.Guard.In.Region.Index]) {
-					return append(out, pick{tests: slices.Clone(tests), rule: take, leaves: leaves})
+					return append(out, pick{tests: slices.Clone(tests), asks: slices.Clone(asks), rule: take, leaves: leaves})
 				}
 			default:
-				out = append(out, pick{tests: append(slices.Clone(tests), Test{Guard: r.Guard, Holds: true}), rule: take, leaves: leaves})
+				out = append(out, pick{tests: append(slices.Clone(tests), Test{Guard: r.Guard, Holds: true}), asks: append(slices.Clone(asks), r), rule: take, leaves: leaves})
 				tests = append(tests, Test{Guard: r.Guard})
+				asks = append(asks, r)
 			}
 		}
 	}
-	return append(out, pick{tests: tests})
+	return append(out, pick{tests: tests, asks: asks})
 }
 
 // regionWay is a way through the regions of a parallel state, with the

@@ -61,6 +61,9 @@ func (m *Machine) eventless(p *State, w *Way, after []*State, queue []*Region) [
 		var out []alt
 		for _, a := range alts {
 			for _, pk := range picks(s.Choice, after) {
+				if !a.way.agrees(pk.tests, pk.asks, len(w.Rules)) {
+					continue // a guard asked before answers as it did (see asked.go)
+				}
 				// A state that waits stays when no guard holds.
 				stay := pk.leaves == nil && pk.rule == nil && s.Waits
 				if !stay && pk.leaves == nil && (pk.rule == nil || pk.rule.To == nil) {
@@ -68,6 +71,7 @@ func (m *Machine) eventless(p *State, w *Way, after []*State, queue []*Region) [
 				}
 				nw := *a.way
 				nw.Tests = append(slices.Clone(a.way.Tests), pk.tests...)
+				nw.ask(pk.tests, pk.asks, len(w.Rules))
 				n := a
 				n.way = &nw
 				switch {

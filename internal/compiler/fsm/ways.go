@@ -84,6 +84,9 @@ type Way struct {
 	// other fields are then zero. Nil for other ways, and when some
 	// field's value cannot be known so (a timer's id).
 	After []Hold
+	// asked are the guards the microsteps of the way's step asked, with
+	// their answers (see asked.go).
+	asked []asked
 }
 
 // Test is a guard tested on a way, and what it answers.

@@ -20,8 +20,32 @@ type asked struct {
 	args  []Value
 	holds bool
 	// at is how many rules the way had taken when the microstep that
-	// asked it began: the rules after them may have written its values.
-	at int
+	// asked it began, the last of them last: the rules after them may
+	// have written its values. test is its place in the way's Tests.
+	at   int
+	last *Rule
+	test int
+}
+
+// holds reports whether ask a still stands on way w: w's tests and rules
+// up to the microstep that asked it are those it was asked after (a way
+// cut back and taken on anew, see continueRegion, drops what it asked),
+// and no rule of w up to its first to wrote its values.
+func (w *Way) holds(a asked, to int) bool {
+	switch {
+	case a.test >= len(w.Tests) || w.Tests[a.test].Guard != a.guard || w.Tests[a.test].Holds != a.holds:
+		return false
+	case a.at > to || to > len(w.Rules) || a.at > 0 && w.Rules[a.at-1] != a.last:
+		return false
+	}
+	for _, r := range w.Rules[a.at:to] {
+		for _, v := range a.args {
+			if v.Source == FromData && writes(r, v.Data) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // agrees reports whether tests, the guards of rules (one per test),
@@ -31,7 +55,7 @@ type asked struct {
 func (w *Way) agrees(tests []Test, rules []*Rule, at int) bool {
 	for i, t := range tests {
 		for _, a := range w.asked {
-			if a.guard == t.Guard && a.holds != t.Holds && sameArgs(a.args, rules[i].GuardArgs) && !w.rewrote(a.args, a.at, at) {
+			if a.guard == t.Guard && a.holds != t.Holds && sameArgs(a.args, rules[i].GuardArgs) && w.holds(a, at) {
 				return false
 			}
 		}
@@ -39,29 +63,22 @@ func (w *Way) agrees(tests []Test, rules []*Rule, at int) bool {
 	return true
 }
 
-// ask records tests, the guards of rules (one per test), asked in the
-// microstep that begins after the way's first at rules.
+// ask records tests, the guards of rules (one per test), the last of the
+// way's Tests, asked in the microstep that begins after the way's first
+// at rules.
 func (w *Way) ask(tests []Test, rules []*Rule, at int) {
 	if len(tests) == 0 {
 		return
 	}
+	var last *Rule
+	if at > 0 {
+		last = w.Rules[at-1]
+	}
 	w.asked = slices.Clip(w.asked)
+	first := len(w.Tests) - len(tests)
 	for i, t := range tests {
-		w.asked = append(w.asked, asked{guard: t.Guard, args: rules[i].GuardArgs, holds: t.Holds, at: at})
+		w.asked = append(w.asked, asked{guard: t.Guard, args: rules[i].GuardArgs, holds: t.Holds, at: at, last: last, test: first + i})
 	}
-}
-
-// rewrote reports whether a rule the way took between its rules from
-// and to writes storage that args read.
-func (w *Way) rewrote(args []Value, from, to int) bool {
-	for _, r := range w.Rules[from:to] {
-		for _, v := range args {
-			if v.Source == FromData && writes(r, v.Data) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // sameArgs reports whether two guards' values come from the same places.

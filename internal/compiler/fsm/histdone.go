@@ -130,7 +130,7 @@ func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 	cw.Tests = slices.Clone(w.Tests[:w.pre])
 	cw.Rules = slices.Clone(out.Rules[:w.micro])
 	cw.moved = slices.Clone(w.moved[:w.micro])
-	cw.groups, cw.Final, cw.after, cw.To = nil, nil, 0, p
+	cw.groups, cw.Final, cw.after, cw.To, cw.asked = nil, nil, 0, p, nil
 	after := slices.Clone(w.Config)
 	for i, r := range cw.Rules {
 		if r.To != nil {

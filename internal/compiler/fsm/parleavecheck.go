@@ -22,13 +22,6 @@ func (l *leaving) check(p *spec.State, e string, list []leaveRow, rows []spec.Tr
 		if o.top != p {
 			continue
 		}
-		// A region of a parallel state nested as a region is one of
-		// p's, in document order (see keep), but its parallel state's
-		// own rule or list entry is not.
-		if g := groupTakes(o.groups, e, rows); g != nil {
-			diags.Errorf(first.src.Pos, "rule %s leaves parallel state %s, and parallel state %s, nested in it as a region, has a rule or a list entry for %s too: fsmgen does not write a rule that leaves a parallel state beside a rule of a parallel state nested in it yet; leave %s on %s from %s, or give the events different names", label(first), p.Name.Value, g.Name.Value, e, p.Name.Value, e, p.Name.Value)
-			return false
-		}
 		if o.host == nil || slices.ContainsFunc(list, func(lr leaveRow) bool { return lr.r == o }) {
 			continue
 		}

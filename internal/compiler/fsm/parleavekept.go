@@ -153,6 +153,12 @@ func contested(e string, leaving []*specRegion, rows []spec.Transition, regions 
 		if regionTakes(o, e, rows) != "" && (o.place > first.place || !movesOnly(o, e, rows)) {
 			return true
 		}
+		if groupTakes(o.groups, e, rows) != nil {
+			// A rule or list entry of a parallel state nested as a
+			// region, which one of its regions holds (see
+			// parnestrules.go and parnestlists.go).
+			return true
+		}
 	}
 	return false
 }

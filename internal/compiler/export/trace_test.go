@@ -268,16 +268,17 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 }
 
 // leftLeaves returns the leaves of the regions of parallel state p that
-// its own eventless rule leaves them from among a step's later rules (the
-// adapter records them, see fromLeaves), "" when none does: the step's
-// leaves after it say nothing of p's regions.
+// its own eventless rule, or the eventless rule of a state inside one of
+// its regions that leaves it, leaves them from among a step's later rules
+// (the adapter records them, see fromLeaves), "" when none does: the
+// step's leaves after it say nothing of p's regions.
 func leftLeaves(later []goRule, rules map[int]*fsm.Rule, p *fsm.State) string {
-	if !p.Waits {
-		return ""
+	own := func(r *fsm.Rule) bool {
+		return p.Waits && slices.ContainsFunc(p.Choice.Rules, func(c *fsm.Rule) bool { return c == r || slices.Contains(c.Variants, r) })
 	}
 	for _, g := range later {
 		r := rules[g.Rule]
-		if g.Leaves != "" && slices.ContainsFunc(p.Choice.Rules, func(c *fsm.Rule) bool { return c == r || slices.Contains(c.Variants, r) }) {
+		if g.Leaves != "" && r != nil && (own(r) || r.From == p && r.Source != nil && r.Event == nil && r.Done == nil) {
 			return g.Leaves
 		}
 	}

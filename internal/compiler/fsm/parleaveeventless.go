@@ -121,7 +121,7 @@ func quietRefusals(m *Machine, diags *diag.List) bool {
 						continue
 					}
 					seen[r.Leaves] = true
-					why := quietShape(reg, r.Leaves)
+					why := quietShape(reg, r.Leaves, s.Waits && restful(reg.Parallel))
 					if why == "" && !s.Waits && len(reg.Parallel.Flat) != len(reg.Parallel.Regions) {
 						// (A state that waits leaves beside them.)
 						why = "a region of " + reg.Parallel.Name + " holds a parallel state"
@@ -147,14 +147,31 @@ func quietRefusals(m *Machine, diags *diag.List) bool {
 	return refused
 }
 
+// restful reports whether every region of parallel state p rests in the
+// microsteps of a step: none holds a transient state, a final state whose
+// done transition is taken in the step, or a parallel state inside or
+// nested (whose done events would wait). A state that waits leaves p by
+// an eventless rule, then, with every other region at rest.
+func restful(p *State) bool {
+	return len(p.Flat) == len(p.Regions) && !slices.ContainsFunc(p.Regions, func(reg *Region) bool { return slices.ContainsFunc(reg.Leaves, (*State).Settles) })
+}
+
 // quietShape says why eventless rule r of a transient state of region
 // reg, or a done transition of a composite state inside it, which leaves
 // reg's parallel state p, is in a shape fsmgen does not write yet; ""
-// when it writes it.
-func quietShape(reg *Region, r *Rule) string {
+// when it writes it. rests says that every region rests where the rule
+// is taken (see restful): no history then remembers a state a region
+// never rests in.
+func quietShape(reg *Region, r *Rule, rests bool) string {
 	p := reg.Parallel
 	if reg.Host != nil || p.Region != nil {
 		return p.Name + " is inside a region of another parallel state"
+	}
+	if rests {
+		// Every region rests where the rule is taken: a history
+		// remembers states the regions rest in, as when a rule on an
+		// event leaves p.
+		return ""
 	}
 	// The rule leaves a region in a state it never rests in (r's source,
 	// and other regions' where their done events wait): a history its

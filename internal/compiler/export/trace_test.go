@@ -98,6 +98,7 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 				}
 			}
 			exits = append(these, exits...)
+			var hosted map[*fsm.Region]*fsm.State // what a deep history resumed
 			for _, run := range r.Entries {
 				entries = append(entries, "entry "+run.State.Name)
 				if run.Resume != nil && run.State.Regions != nil {
@@ -105,11 +106,16 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 					// region: down to the leaves its regions rest in after
 					// the step (none of them starts in a transient state or
 					// rests in a final one, see fsm's hostedResumes), or
-					// the leaf a region's state that waits leaves later in
-					// the step.
+					// those the parallel state's own eventless rule leaves
+					// later in the step, or the leaf a region's state that
+					// waits leaves later in the step.
 					resumed := regionConfig(t, m, g.Leaf)
+					if left := leftLeaves(g.Rules[i+1:], rules, r.From.Region.Parallel); left != "" {
+						resumed = regionConfig(t, m, left)
+					}
 					movedFrom(rules, g.Rules[i+1:], resumed)
 					entries = append(entries, resumedEntries(run.State, resumed)...)
+					hosted = resumed // where its regions are for the rules after
 					continue
 				}
 				if run.Into != nil {
@@ -135,7 +141,7 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 					// A parallel state inside the region, entered: its
 					// regions' leaves, which a rule that leaves it later
 					// in the step exits.
-					enterHosted(t, m, r, leaf, g.Leaf, cfg)
+					enterHosted(t, m, r, leaf, g.Leaf, hosted, cfg)
 				}
 			}
 			if r.Done != nil {
@@ -414,13 +420,13 @@ func regionExits(p *fsm.State, cfg map[*fsm.Region]*fsm.State) []string {
 
 // enterHosted records in cfg the leaves rule r of a region enters the
 // regions of q, a parallel state inside the region, in: the state it
-// targets inside q, what a deep history resumes (the leaves the step
-// ends in, leaf), or their initial states.
-func enterHosted(t *testing.T, m *fsm.Machine, r *fsm.Rule, q *fsm.State, leaf string, cfg map[*fsm.Region]*fsm.State) {
+// targets inside q, what a deep history resumes (resumed, as goTrace
+// found it, else the leaves the step ends in, leaf), or their initial
+// states.
+func enterHosted(t *testing.T, m *fsm.Machine, r *fsm.Rule, q *fsm.State, leaf string, resumed, cfg map[*fsm.Region]*fsm.State) {
 	t.Helper()
-	resumed := map[*fsm.Region]*fsm.State{}
 	for _, run := range r.Entries {
-		if run.State == q && run.Resume != nil {
+		if run.State == q && run.Resume != nil && resumed == nil {
 			resumed = regionConfig(t, m, leaf)
 		}
 	}

@@ -121,7 +121,7 @@ func quietRefusals(m *Machine, diags *diag.List) bool {
 						continue
 					}
 					seen[r.Leaves] = true
-					why := quietShape(reg, r.Leaves, s.Waits && restful(reg.Parallel))
+					why := quietShape(reg, r.Leaves, s.Waits && restful(reg.Parallel, reg))
 					if why == "" && !s.Waits && len(reg.Parallel.Flat) != len(reg.Parallel.Regions) {
 						// (A state that waits leaves beside them.)
 						why = "a region of " + reg.Parallel.Name + " holds a parallel state"
@@ -147,13 +147,27 @@ func quietRefusals(m *Machine, diags *diag.List) bool {
 	return refused
 }
 
-// restful reports whether every region of parallel state p rests in the
-// microsteps of a step: none holds a transient state, a final state whose
-// done transition is taken in the step, or a parallel state inside or
-// nested (whose done events would wait). A state that waits leaves p by
-// an eventless rule, then, with every other region at rest.
-func restful(p *State) bool {
-	return len(p.Flat) == len(p.Regions) && !slices.ContainsFunc(p.Regions, func(reg *Region) bool { return slices.ContainsFunc(reg.Leaves, (*State).Settles) })
+// restful reports whether every region of parallel state p but src (the
+// region of a state that waits whose eventless rule leaves p) rests when
+// that rule is taken: a region before src in document order in a
+// transient state takes its rule first in that microstep, which drops
+// the rule that leaves (SCXML 1.0 §3.13, removeConflictingTransitions),
+// so it may hold transient states; a region after src may not, nor any
+// region a final state whose done transition follows (its done event
+// would wait), nor p a parallel state inside a region or nested in it.
+// A history then remembers states the regions rest in.
+func restful(p *State, src *Region) bool {
+	if len(p.Flat) != len(p.Regions) {
+		return false
+	}
+	for _, o := range p.Regions {
+		for _, l := range o.Leaves {
+			if l.Settles() && (l.Completes != nil || o.Index > src.Index) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // quietShape says why eventless rule r of a transient state of region

@@ -286,10 +286,16 @@ func (g *goGen) regionEnter(s *fsm.State, run *fsm.Run) (compute, acts []jen.Cod
 		for _, reg := range s.Regions {
 			set[reg] = true
 			leaf, runs := reg.Initial, reg.Start
-			if l := run.IntoLeaf(reg); l != nil {
-				leaf, runs = l, l.Enter
+			into := run.IntoLeaf(reg)
+			if into != nil {
+				leaf, runs = into, into.Enter
 			}
 			compute = append(compute, rgn(reg).Op("=").Id(leaf.KindName))
+			if into != nil {
+				// A final state the region may rest in: the step raised
+				// its done event, which it tests once.
+				compute = append(compute, raiseDone(reg, into)...)
+			}
 			for _, x := range runs {
 				acts = append(acts, g.inlineRun(x)...)
 				switch {

@@ -200,7 +200,7 @@ func (e *entering) refusal(to spec.String, r *specRegion, p string, inward bool)
 	}
 	deep := inward && strings.HasSuffix(to.Value, historySuffix) && e.states[strings.TrimSuffix(to.Value, historySuffix)].History.Value == "deep"
 	for _, leaf := range leaves {
-		if why := e.leafRefusal(leaf, r, p, deep); why != "" {
+		if why := e.leafRefusal(leaf, r, p, deep, inward); why != "" {
 			return why
 		}
 	}
@@ -214,13 +214,17 @@ func (e *entering) refusal(to spec.String, r *specRegion, p string, inward bool)
 // the region enters it anew, through its regions' initial states (SCXML
 // 1.0 §3.10: the remembered child's default entry), as a rule that
 // targets it does; a deep one resumes its regions' leaves, from outside
-// P (see Run.IntoResume), not yet by a rule of the region around it.
-func (e *entering) leafRefusal(leaf *spec.State, r *specRegion, p string, deep bool) string {
+// P (see Run.IntoResume), not yet by a rule of the region around it
+// (inward). A final state whose composite state's done transition may
+// rest (guards without else) is entered so from outside P, the step
+// testing the done transition once (emit's raiseDone), not yet inside a
+// parallel state inside a region.
+func (e *entering) leafRefusal(leaf *spec.State, r *specRegion, p string, deep, inward bool) string {
 	if leaf.Parallel.Value && deep {
 		return ": the deep history may resume parallel state " + leaf.Name.Value + " inside region " + r.root.Name.Value + ", whose regions' leaves fsmgen does not resume from outside " + p + " yet; target " + leaf.Name.Value + " itself, make the history shallow, or target " + p
 	}
-	if c := e.restingDone(leaf); c != nil {
-		return ": it is entered down to final state " + leaf.Name.Value + ", whose composite state " + c.Name.Value + " has a done transition whose guards end without an else, and fsmgen does not test them in the step that enters a region from outside " + p + " yet; target another state of " + c.Name.Value + ", or end the guards with else"
+	if c := e.restingDone(leaf); c != nil && (inward || r.host != nil) {
+		return ": it is entered down to final state " + leaf.Name.Value + ", whose composite state " + c.Name.Value + " has a done transition whose guards end without an else, and fsmgen does not test them in the step that enters a region of a parallel state inside a region's state from outside " + p + " yet; target another state of " + c.Name.Value + ", or end the guards with else"
 	}
 	return ""
 }

@@ -217,14 +217,14 @@ func (e *entering) refusal(to spec.String, r *specRegion, p string, inward bool)
 // P (see Run.IntoResume), not yet by a rule of the region around it
 // (inward). A final state whose composite state's done transition may
 // rest (guards without else) is entered so from outside P, the step
-// testing the done transition once (emit's raiseDone), not yet inside a
-// parallel state inside a region.
+// testing the done transition once (emit's raiseDone), not yet by a rule
+// of the region around a parallel state inside it (inward).
 func (e *entering) leafRefusal(leaf *spec.State, r *specRegion, p string, deep, inward bool) string {
 	if leaf.Parallel.Value && deep {
 		return ": the deep history may resume parallel state " + leaf.Name.Value + " inside region " + r.root.Name.Value + ", whose regions' leaves fsmgen does not resume from outside " + p + " yet; target " + leaf.Name.Value + " itself, make the history shallow, or target " + p
 	}
-	if c := e.restingDone(leaf); c != nil && (inward || r.host != nil) {
-		return ": it is entered down to final state " + leaf.Name.Value + ", whose composite state " + c.Name.Value + " has a done transition whose guards end without an else, and fsmgen does not test them in the step that enters a region of a parallel state inside a region's state from outside " + p + " yet; target another state of " + c.Name.Value + ", or end the guards with else"
+	if c := e.restingDone(leaf); c != nil && inward {
+		return ": it is entered down to final state " + leaf.Name.Value + ", whose composite state " + c.Name.Value + " has a done transition whose guards end without an else, and fsmgen does not yet test them in the step in which a rule of the region around " + p + " enters " + p + " down to it; target another state of " + c.Name.Value + ", or end the guards with else"
 	}
 	return ""
 }

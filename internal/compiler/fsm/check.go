@@ -159,6 +159,13 @@ func (b *builder) unused() {
 			usedAct[e.Action] = true
 		}
 	}
+	for _, r := range m.Rules {
+		if r.Kind == Ignore && r.Event != nil && b.retests(r.From) {
+			// Ignoring it is a step after which eventless rules are
+			// tested, which may move the machine.
+			usedEv[r.Event] = true
+		}
+	}
 	for _, e := range m.Events {
 		if !usedEv[e] && !e.Builtin && !b.par.uses("event "+e.Name) {
 			b.diags.Warnf(e.Pos, "event %s never causes a transition: every state ignores or rejects it", e.Name)
@@ -230,4 +237,19 @@ func (b *builder) unreachableNotes(s *State, succ map[*State][]*State, reached m
 	case len(never) > 0:
 		b.diags.Note(fmt.Sprintf("so these rules never fire from %s: %s", s.Name, strings.Join(never, "; ")))
 	}
+}
+
+// retests reports whether the machine tests eventless rules after a step
+// that keeps it in state s (all states for nil, a "*" row's): s or a
+// state around it waits, or a parallel state around it whose regions or
+// own rows wait (parHook.retests), or a state inside s waits.
+func (b *builder) retests(s *State) bool {
+	for x := s; x != nil; x = x.Parent {
+		if x.Waits || b.par != nil && b.par.retests[x.Name] {
+			return true
+		}
+	}
+	return slices.ContainsFunc(b.m.States, func(l *State) bool {
+		return l.Waits && (s == nil || s.Contains(l)) || s == nil && b.par != nil && b.par.retests[l.Name]
+	})
 }

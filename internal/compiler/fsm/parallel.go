@@ -121,6 +121,11 @@ type parHook struct {
 	// parallel state p resolves the event inside its region: p needs no
 	// rule of its own for it.
 	covered map[string]map[string]bool
+	// retests are, by name, the parallel states after every step that
+	// keeps the machine in them eventless rules are tested (a state that
+	// waits in their regions, or their own eventless rows): an ignore
+	// there is a step that may move the machine (see retesting).
+	retests map[string]bool
 	// reaches[p][event] says, for an event the regions of parallel state
 	// p leave to it, in which of their states it reaches p ("region
 	// Transfer is in Sent and region Check in Hashing or Hashed"), for the

@@ -57,6 +57,7 @@ func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 		return nil, diags
 	}
 	groupUses(regions, hook.used)
+	hook.retests = retesting(f, regions, hook.used)
 	for range hostingDepth(regions) + 1 {
 		// A parallel state inside a region takes the events its regions
 		// cover: the innermost first.
@@ -267,6 +268,44 @@ func snakeOf(s *spec.State) string { return SnakeName(s.Name.Value) }
 // region, whatever its guards answer.
 func inside(c *Cell) bool {
 	return c != nil && !c.Out() && (c.Fallback == nil || inside(c.Fallback))
+}
+
+// retesting returns, by name, the parallel states of the spec after every
+// step that keeps the machine in them eventless rules are tested: a state
+// of their regions (at any depth) waits, or they have eventless rows of
+// their own (see State.Awaits). The events their regions ignore it
+// records as used: ignoring one is a step whose eventless rules may move
+// the machine (a Tick that asks states that wait again, say).
+func retesting(f *spec.File, regions []*specRegion, used map[string]bool) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range regions {
+		if slices.ContainsFunc(r.build.States, func(s *State) bool { return s.Waits }) {
+			out[r.top.Name.Value] = true
+		}
+	}
+	for _, t := range f.Transitions {
+		if len(t.On) > 0 {
+			continue
+		}
+		for _, n := range t.From {
+			if slices.ContainsFunc(regions, func(r *specRegion) bool { return r.top.Name.Value == n.Value }) {
+				out[n.Value] = true
+			}
+		}
+	}
+	for _, r := range regions {
+		if !out[r.top.Name.Value] {
+			continue
+		}
+		for _, rule := range r.build.Rules {
+			if rule.Kind == Ignore && rule.Event != nil && rule.From != nil {
+				// (A "*" row of a region's build stands for the
+				// events it leaves to the parallel state.)
+				used["event "+rule.Event.Name] = true
+			}
+		}
+	}
+	return out
 }
 
 // useNames records the events, actions and guards a region's rules use.

@@ -9,26 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/fsm"
+	"github.com/fsmgen/fsmgen/internal/compiler/testspecs"
 )
-
-// waitingRegions writes a machine whose parallel state Run has n regions,
-// each starting in a state that waits on a guard of its own.
-func waitingRegions(n int) string {
-	var sb strings.Builder
-	sb.WriteString("version: 2\nmachine: Probes\npackage: probes\nstates:\n  Off: {initial: true}\n  Run:\n    parallel: true\n    states:\n")
-	for i := range n {
-		fmt.Fprintf(&sb, "      R%d:\n        states:\n          A%d: {initial: true, ignore: [Go]}\n          B%d: {}\n", i, i, i)
-	}
-	sb.WriteString("events: {Go: {}, Stop: {}}\nguards:\n")
-	for i := range n {
-		fmt.Fprintf(&sb, "  g%d: {}\n", i)
-	}
-	sb.WriteString("transitions:\n  - {from: Off, on: Go, to: Run}\n  - {from: Off, on: Stop, ignore: true}\n  - {from: Run, on: Stop, to: Off}\n")
-	for i := range n {
-		fmt.Fprintf(&sb, "  - {from: B%d, on: Go, to: A%d}\n  - from: A%d\n    guards: [{if: g%d, to: B%d}]\n", i, i, i, i, i)
-	}
-	return sb.String()
-}
 
 // answers returns, by guard, the answers way w's tests give it.
 func answers(w *fsm.Way) map[string]map[bool]bool {
@@ -52,7 +34,7 @@ func TestWaitingRegionsAskOnce(t *testing.T) {
 	for _, n := range []int{2, 3, 4, 6} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			t.Parallel()
-			m, diags := fsm.Build(parsed(t, "probes.yaml", []byte(waitingRegions(n))), fsm.Env{})
+			m, diags := fsm.Build(parsed(t, "probes.yaml", testspecs.WaitingRegions(n)), fsm.Env{})
 			require.False(t, diags.HasErrors(), "%s", diags)
 			entering := 0
 			for _, w := range m.Ways {

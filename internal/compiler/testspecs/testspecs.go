@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/txtar"
@@ -104,4 +105,26 @@ func FromArchives(t testing.TB, paths []string) []Spec {
 		}
 	}
 	return out
+}
+
+// WaitingRegions returns a machine whose parallel state Run has n regions,
+// each starting in a state that waits on a guard of its own (a health
+// probe each, say): the step that enters Run asks every guard in each of
+// its microsteps. Off --Go--> Run enters it; Healthy<i> --Go--> Checking<i>
+// waits again.
+func WaitingRegions(n int) []byte {
+	var sb strings.Builder
+	sb.WriteString("version: 2\nmachine: Probes\npackage: probes\noutput:\n  go: out\nstates:\n  Off: {initial: true}\n  Run:\n    parallel: true\n    states:\n")
+	for i := range n {
+		fmt.Fprintf(&sb, "      R%d:\n        states:\n          Checking%d: {initial: true, ignore: [Go]}\n          Healthy%d: {}\n", i, i, i)
+	}
+	sb.WriteString("events: {Go: {}, Stop: {}}\nguards:\n")
+	for i := range n {
+		fmt.Fprintf(&sb, "  healthy%d: {}\n", i)
+	}
+	sb.WriteString("transitions:\n  - {from: Off, on: Go, to: Run}\n  - {from: Off, on: Stop, ignore: true}\n  - {from: Run, on: Stop, to: Off}\n")
+	for i := range n {
+		fmt.Fprintf(&sb, "  - {from: Healthy%d, on: Go, to: Checking%d}\n  - from: Checking%d\n    guards: [{if: healthy%d, to: Healthy%d}]\n", i, i, i, i, i)
+	}
+	return []byte(sb.String())
 }

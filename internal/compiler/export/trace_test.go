@@ -284,7 +284,7 @@ func leftLeaves(later []goRule, rules map[int]*fsm.Rule, p *fsm.State) string {
 	}
 	for _, g := range later {
 		r := rules[g.Rule]
-		if g.Leaves != "" && r != nil && (own(r) || r.From == p && r.Source != nil && r.Event == nil && r.Done == nil) {
+		if g.Leaves != "" && r != nil && (own(r) || quietLeave(r, p)) {
 			return g.Leaves
 		}
 	}

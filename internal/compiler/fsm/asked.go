@@ -27,11 +27,11 @@ type asked struct {
 	test int
 }
 
-// holds reports whether ask a still stands on way w: w's tests and rules
+// stands reports whether ask a still stands on way w: w's tests and rules
 // up to the microstep that asked it are those it was asked after (a way
 // cut back and taken on anew, see continueRegion, drops what it asked),
 // and no rule of w up to its first to wrote its values.
-func (w *Way) holds(a asked, to int) bool {
+func (w *Way) stands(a asked, to int) bool {
 	switch {
 	case a.test >= len(w.Tests) || w.Tests[a.test].Guard != a.guard || w.Tests[a.test].Holds != a.holds:
 		return false
@@ -55,7 +55,7 @@ func (w *Way) holds(a asked, to int) bool {
 func (w *Way) agrees(tests []Test, rules []*Rule, at int) bool {
 	for i, t := range tests {
 		for _, a := range w.asked {
-			if a.guard == t.Guard && a.holds != t.Holds && sameArgs(a.args, rules[i].GuardArgs) && w.holds(a, at) {
+			if a.guard == t.Guard && a.holds != t.Holds && sameArgs(a.args, rules[i].GuardArgs) && w.stands(a, at) {
 				return false
 			}
 		}

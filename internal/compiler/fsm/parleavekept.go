@@ -35,7 +35,8 @@ import (
 // event too (the region's chain tries them after the row); where a region
 // of P with a rule or a list entry for the event comes after the first
 // region that leaves, or before it does anything but move within itself
-// or reject the event; and where a region that leaves does anything but
+// or reject the event, or a parallel state nested as a region of P has
+// one (a region of it holds the rule, see parnestrules.go); and where a region that leaves does anything but
 // move or leave in its other states, or, after the first, anything but
 // leave (see contested). A row for several events kept for one is kept
 // for all, and so are the others' rows for those events: the rows of one

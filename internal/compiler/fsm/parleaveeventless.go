@@ -104,8 +104,9 @@ func (b *builder) leavingEventless() {
 // transitions of the states inside regions that leave their parallel
 // state p (Rule.Leaves) in the shapes fsmgen does not write yet (see
 // quietShape): p inside a region, and a history its exits record that
-// would remember a region in a state it never rests in; and, but for a
-// state that waits, p's regions holding a parallel state. It reports
+// would remember a region in a state it never rests in; but for a state
+// that waits, p's regions holding a parallel state; and a rule that enters
+// p again while a done event may wait (see doneWaiting). It reports
 // whether it refused one.
 func quietRefusals(m *Machine, diags *diag.List) bool {
 	refused := false
@@ -126,6 +127,9 @@ func quietRefusals(m *Machine, diags *diag.List) bool {
 						// (A state that waits leaves beside them.)
 						why = "a region of " + reg.Parallel.Name + " holds a parallel state"
 					}
+					if d := doneWaiting(reg, r.Leaves); why == "" && d != nil {
+						why = "it enters " + reg.Parallel.Name + " again while the done event of " + d.Name + " may wait in that step, which SCXML and XState would then take in the " + reg.Parallel.Name + " just entered"
+					}
 					switch {
 					case why == "":
 					case s.Completes != nil:
@@ -145,6 +149,36 @@ func quietRefusals(m *Machine, diags *diag.List) bool {
 		}
 	}
 	return refused
+}
+
+// doneWaiting returns, for rule r of the parallel state p of region reg
+// that stands for an eventless rule or a done transition of a state of reg
+// (Rule.Leaves), when r enters p again (its target is p or inside it), a
+// composite state of another region of p, or a parallel state nested in
+// p that does not hold reg, whose done event may wait in the step that
+// takes r: the done events are taken after the eventless rules (SCXML 1.0
+// §3.13), and SCXML and XState take one in the p just entered, where its
+// state is active again though not done, while fsmgen drops the done
+// events of the states a rule leaves. Nil otherwise.
+func doneWaiting(reg *Region, r *Rule) *State {
+	p := reg.Parallel
+	if r.To == nil || !p.Contains(r.To) {
+		return nil
+	}
+	for _, o := range p.Flat {
+		if o == reg {
+			continue
+		}
+		if i := slices.IndexFunc(o.Leaves, func(l *State) bool { return l.Completes != nil }); i >= 0 {
+			return o.Leaves[i].Completes
+		}
+	}
+	for _, g := range p.Nested() {
+		if g.Completion != nil && !slices.Contains(g.Regions, reg) {
+			return g
+		}
+	}
+	return nil
 }
 
 // restful reports whether every region of parallel state p but src (the

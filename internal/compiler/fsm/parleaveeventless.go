@@ -156,10 +156,11 @@ func quietRefusals(m *Machine, diags *diag.List) bool {
 // (Rule.Leaves), when r enters p again (its target is p or inside it), a
 // composite state of another region of p, or a parallel state nested in
 // p that does not hold reg, whose done event may wait in the step that
-// takes r: the done events are taken after the eventless rules (SCXML 1.0
-// §3.13), and SCXML and XState take one in the p just entered, where its
-// state is active again though not done, while fsmgen drops the done
-// events of the states a rule leaves. Nil otherwise.
+// takes r, and which r enters again: the done events are taken after the
+// eventless rules (SCXML 1.0 §3.13), and SCXML and XState take one in the
+// p just entered, where its state is active again though not done, while
+// fsmgen drops the done events of the states a rule leaves. Nil
+// otherwise.
 func doneWaiting(reg *Region, r *Rule) *State {
 	p := reg.Parallel
 	if r.To == nil || !p.Contains(r.To) {
@@ -169,8 +170,19 @@ func doneWaiting(reg *Region, r *Rule) *State {
 		if o == reg {
 			continue
 		}
-		if i := slices.IndexFunc(o.Leaves, func(l *State) bool { return l.Completes != nil }); i >= 0 {
-			return o.Leaves[i].Completes
+		// The leaf o is entered in, where the composite state is active
+		// again (any, where a history resumes it).
+		leaf, resumed := o.Initial, false
+		for _, run := range r.Entries {
+			if l := run.IntoLeaf(o); l != nil {
+				leaf = l
+			}
+			resumed = resumed || run.Resume != nil || run.IntoResume != nil
+		}
+		for _, l := range o.Leaves {
+			if c := l.Completes; c != nil && (resumed || c.Contains(leaf)) {
+				return c
+			}
 		}
 	}
 	for _, g := range p.Nested() {

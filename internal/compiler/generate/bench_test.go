@@ -208,6 +208,24 @@ func goBuild(t testing.TB, dir string) {
 	require.NoError(t, err, "go build:\n%s", out)
 }
 
+// pipeline parses, checks and emits the spec src, named name, which must
+// check, and returns the files it emits.
+func pipeline(b *testing.B, name string, src []byte) []emit.File {
+	f, diags := spec.Parse(name, src)
+	if diags.HasErrors() {
+		b.Fatal(diags)
+	}
+	m, diags := fsm.Build(f, fsm.Env{})
+	if m == nil {
+		b.Fatal(diags)
+	}
+	files, err := emit.All(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return files
+}
+
 // BenchmarkGenerate times fsmgen's pipeline, parse + check + emit (the Go
 // package, its tests, the diagram and the table), on synthetic specs of
 // 10, 100 and 1,000 states; only writing files is left out. ns/state
@@ -219,17 +237,7 @@ func BenchmarkGenerate(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(src)))
 			for b.Loop() {
-				f, diags := spec.Parse("synth.yaml", src)
-				if diags.HasErrors() {
-					b.Fatal(diags)
-				}
-				m, diags := fsm.Build(f, fsm.Env{})
-				if m == nil {
-					b.Fatal(diags)
-				}
-				if _, err := emit.All(m); err != nil {
-					b.Fatal(err)
-				}
+				pipeline(b, "synth.yaml", src)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/state")
 		})

@@ -99,10 +99,11 @@ func (m *Machine) continueFinal(rw regionWay, hist []*State) []regionWay {
 // that remembers hist, a variant that resumes a final state (whose
 // composite state's done transition leaves the history's state, or a
 // final state of the region whose parallel state has a done transition,
-// which the history of the region's own state remembers), or a state
-// that waits, the step goes on as when a rule enters that state (settle):
-// through that done transition, or, once every region is final, the
-// parallel state's; through the eventless rules of the state that waits.
+// which the history of the region's own state remembers), a transient
+// state, or a state that waits, the step goes on as when a rule enters
+// that state (settle): through that done transition, or, once every
+// region is final, the parallel state's; through the eventless rules of
+// the transient state, or of the state that waits.
 // So it does, from the state the variant resumes, when the way went on
 // after its first rules from the default's (a transient initial state's
 // eventless rules, say), and whenever the parallel state has states that
@@ -144,8 +145,8 @@ func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 }
 
 // resumesEnd reports whether variant v of a region's rule into a history
-// resumes a final state that may take a done transition in the step:
-// one whose composite state's done transition leaves the history's state
+// resumes a state it leaves in the step: a transient state, or a final
+// state whose composite state's done transition leaves the history's state
 // (see remembered), or a final state of the region, remembered by the
 // history of the region's own state, whose parallel state (a parallel
 // state inside a region, or one nested as a region that holds it, among
@@ -157,7 +158,7 @@ func resumesEnd(v *Rule) bool {
 		return false
 	}
 	if to.Settles() {
-		return !to.Eventless()
+		return true
 	}
 	if !slices.Contains(to.Region.Finals, to) {
 		return false

@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
@@ -102,15 +103,30 @@ func (b *builder) historyVariants(r *Rule) {
 }
 
 // remembered reports whether the history of s may remember state l: a
-// state the machine rests in, or a final state whose done transition
-// leaves s. SCXML 1.0 §3.10 records the history as s is exited, the
-// final state then among its atomic states, and resuming it enters the
-// final state again, which completes its composite state in that
-// macrostep (§3.13 enterStates raises done.state); fsmgen's final state
-// is then transient, its done transition its eventless rule. Another
-// transient state is never remembered.
+// state the machine rests in, a final state whose done transition leaves
+// s, or a transient state whose eventless rules may leave s. SCXML 1.0
+// §3.10 records the history as s is exited, the final or transient state
+// then among its atomic states, and resuming it enters that state again,
+// whose eventless rules are tested anew in that macrostep (a final
+// state's: §3.13 enterStates raises done.state, and fsmgen's final state
+// is then transient, its done transition its eventless rule). A
+// transient state whose rules stay inside s is never remembered.
 func (b *builder) remembered(s, l *State) bool {
-	return mayRemember(s, l, func() bool { return b.doneLeaves(s, l) })
+	return mayRemember(s, l, func() bool {
+		if l.Completes == nil {
+			return leavesBy(s, b.waitRules(l, b.eventless[l.Index]))
+		}
+		return b.doneLeaves(s, l)
+	})
+}
+
+// leavesBy reports whether one of rules leaves s: its target is outside
+// s, or s itself entered anew.
+func leavesBy(s *State, rules []*Rule) bool {
+	return slices.ContainsFunc(rules, func(r *Rule) bool {
+		t := r.Target
+		return t != nil && (t == s && r.History == nil || !s.Contains(t))
+	})
 }
 
 // mayRemember is remembered, with leaves reporting whether the done
@@ -120,7 +136,7 @@ func mayRemember(s, l *State, leaves func() bool) bool {
 	case !l.Transient:
 		return true
 	case l.Completes == nil:
-		return false
+		return leaves()
 	case l.Completes == s:
 		return true // s's own done transition leaves s
 	}
@@ -175,8 +191,6 @@ func (b *builder) remembers(r *Rule, domain *State) {
 			continue // not left: the domain is s or inside it, or elsewhere
 		}
 		switch {
-		case owner != nil && owner.Transient && owner.Completes == nil && s.Contains(owner):
-			b.errorf(r.Pos, "this transition leaves %s from transient state %s, which its history would remember, and a transient state is never at rest: lead it to a state inside %s first, or drop the history", s.Name, owner.Name, s.Name)
 		case owner != nil && s.Contains(owner):
 			r.Remembers = append(r.Remembers, Remember{State: s})
 		case owner == nil || owner.Contains(s):

@@ -141,9 +141,9 @@ func regionResumes(s *State) []*State {
 // the done transitions from the spec).
 func resumable(s, l *State) bool {
 	return mayRemember(s, l, func() bool {
-		return slices.ContainsFunc(l.Completes.Completion.Rules, func(r *Rule) bool {
-			t := r.Target
-			return t != nil && (t == s && r.History == nil || !s.Contains(t))
-		})
+		if l.Completes == nil {
+			return l.Choice != nil && leavesBy(s, l.Choice.Rules)
+		}
+		return leavesBy(s, l.Completes.Completion.Rules)
 	})
 }

@@ -46,8 +46,10 @@ func memoryDescs(m *fsm.Machine) []jen.Code {
 		var restless []jen.Code
 		for _, l := range reg.Leaves {
 			// (A final state the region may rest in is remembered, and
-			// resuming it raises its done event again: see resumeDone.)
-			if l.Settles() && !l.Rests() {
+			// resuming it raises its done event again: see resumeDone; so
+			// is a transient state an eventless rule leaves the parallel
+			// state from, whose rules resuming it tests again.)
+			if l.Settles() && !l.Rests() && !fsm.Recalls(h, l) {
 				restless = append(restless, jen.Lit(l.Snake))
 			}
 		}

@@ -128,14 +128,40 @@ func (m *Machine) ResumesRest(r *Rule) []*Region {
 // transition's guards once more, after the entries, as the step that
 // first entered the final state did, and the done transitions of the
 // other regions and of p follow as after any step of the regions.
+//
+// A region whose transient state the history may remember (see Recalls)
+// is among them too: resuming it tests its eventless rules anew.
 func (m *Machine) Restings(h, p *State) []*Region {
 	var out []*Region
 	for _, mem := range m.MemoriesOf(h, p) {
-		if slices.ContainsFunc(mem.Region.Leaves, (*State).Rests) {
+		if slices.ContainsFunc(mem.Region.Leaves, func(l *State) bool { return l.Rests() || Recalls(h, l) }) {
 			out = append(out, mem.Region)
 		}
 	}
 	return out
+}
+
+// Recalls reports whether deep history h, of a parallel state or of a
+// state around one, may remember transient state l of one of its
+// regions, which the region never rests in: an eventless rule of l
+// leaves the parallel state (Rule.Leaves), which records h as it exits
+// (SCXML 1.0 §3.10: the atomic states exited, l among them; see
+// quietRefusals, which writes such a rule only where every other region
+// rests). Resuming h enters l again, whose rules are tested anew in the
+// step.
+func Recalls(h, l *State) bool {
+	if h.History != HistoryDeep || !l.Eventless() || l.Waits {
+		return false
+	}
+	p := l.Region.Parallel
+	for c := l.Choice; c != nil && !c.Out(); c = c.Fallback {
+		for _, r := range c.Rules {
+			if r.Leaves != nil && (h == p || slices.ContainsFunc(r.Leaves.Remembers, func(rem Remember) bool { return rem.State == h })) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // enters resolves, in the build of a region a deep history may resume,

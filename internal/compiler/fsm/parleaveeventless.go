@@ -122,7 +122,7 @@ func quietRefusals(m *Machine, diags *diag.List) bool {
 						continue
 					}
 					seen[r.Leaves] = true
-					why := quietShape(reg, r.Leaves, s.Waits && restful(reg.Parallel, reg))
+					why := quietShape(reg, r.Leaves, recallable(reg, s) && restful(reg.Parallel, reg))
 					if why == "" && !s.Waits && len(reg.Parallel.Flat) != len(reg.Parallel.Regions) {
 						// (A state that waits leaves beside them.)
 						why = "a region of " + reg.Parallel.Name + " holds a parallel state"
@@ -194,7 +194,8 @@ func doneWaiting(reg *Region, r *Rule) *State {
 }
 
 // restful reports whether every region of parallel state p but src (the
-// region of a state that waits whose eventless rule leaves p) rests when
+// region of a state that waits or a transient state whose eventless rule
+// leaves p) rests when
 // that rule is taken: a region before src in document order in a
 // transient state takes its rule first in that microstep, which drops
 // the rule that leaves (SCXML 1.0 §3.13, removeConflictingTransitions),
@@ -214,6 +215,19 @@ func restful(p *State, src *Region) bool {
 		}
 	}
 	return true
+}
+
+// recallable reports whether a history may remember leaf s of region reg
+// when its eventless rule leaves reg's parallel state: a state that
+// waits, which the region rests in; a transient state too, but for one
+// inside a composite state of the region that keeps a history, which
+// the region's rules into it would resume (they pick among the states
+// the region's own rules leave it from).
+func recallable(reg *Region, s *State) bool {
+	if s.Waits {
+		return true
+	}
+	return s.Eventless() && !slices.ContainsFunc(reg.Composites, func(c *State) bool { return c.History != HistoryNone && c.Contains(s) })
 }
 
 // quietShape says why eventless rule r of a transient state of region

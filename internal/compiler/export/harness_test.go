@@ -311,14 +311,16 @@ func runProgram(t *testing.T, bin string, walks []byte) []byte {
 }
 
 // leavesQuietly reports whether an eventless rule of a state inside a
-// region of parallel state p leaves p: goTrace reads the leaves it leaves,
-// which a deep history remembers.
+// region of parallel state p, or the done transition of a composite state
+// inside one, leaves p: goTrace reads the leaves it leaves, which a deep
+// history remembers.
 func leavesQuietly(m *fsm.Machine, p *fsm.State) bool {
 	return slices.ContainsFunc(m.AllRules(), func(r *fsm.Rule) bool { return quietLeave(r, p) })
 }
 
 // quietLeave reports whether rule r is the eventless rule of a state
-// inside a region of parallel state p that leaves p (Rule.Source).
+// inside a region of parallel state p, or the done transition of a
+// composite state inside one, that leaves p (Rule.Source).
 func quietLeave(r *fsm.Rule, p *fsm.State) bool {
-	return r.From == p && r.Source != nil && r.Event == nil && r.Done == nil
+	return r.From == p && r.Source != nil && r.Event == nil && r.Done != p
 }

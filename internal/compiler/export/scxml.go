@@ -354,8 +354,9 @@ func rememberedBy(m *fsm.Machine, h *fsm.State) []*fsm.Region {
 // one whose done transition leaves the history's state, the final state
 // of a region of a parallel state the history holds, or a final state
 // such a region may rest in (its composite state's done transition
-// without else), or, for the history of a region's own state, the
-// region's final state. SCXML records
+// without else) or hold while the parallel state's own eventless rule
+// leaves it (fsm.Recalls), or, for the history of a region's own state,
+// the region's final state. SCXML records
 // every atomic state a deep history's state is left from, a <final>
 // among them (SCXML 1.0 §3.10, and Appendix D's exitStates), and so does
 // fsmgen, as XState v5 does; SCION, the SCXML interpreter the export is
@@ -369,6 +370,15 @@ func scxmlDeepFinal(c *chart, p *problems) {
 		for _, reg := range rememberedBy(c.m, h) {
 			if len(reg.Finals) > 0 {
 				p.refuse(h.Pos, "the deep history of %s remembers the leaf of region %s of %s, which may be its final state %s: SCXML records a final state in a deep history (SCXML 1.0 §3.10, exitStates), but SCION, the SCXML interpreter the export is checked against, records only the other atomic states and would resume the region through its initial state: make the history of %s shallow (a composite state's) or drop it, or end region %s in a state that is not final", h.Name, reg.Root.Name, reg.Owner().Name, reg.Finals[0].Name, h.Name, reg.Root.Name)
+				break
+			}
+			if i := slices.IndexFunc(reg.Leaves, func(l *fsm.State) bool { return l.Completes != nil && fsm.Recalls(h, l) }); i >= 0 {
+				f := reg.Leaves[i]
+				how := "whose done event waits when the eventless rule of " + reg.Parallel.Name + " leaves it"
+				if f.Choice != nil && slices.ContainsFunc(f.Choice.Rules, func(r *fsm.Rule) bool { return r.Leaves != nil }) {
+					how = "from which the done transition of " + f.Completes.Name + " leaves " + reg.Parallel.Name
+				}
+				p.refuse(h.Pos, "the deep history of %s remembers the leaf of region %s of %s, which may be final state %s, %s: SCXML records a final state in a deep history (SCXML 1.0 §3.10, exitStates), and resuming it raises that done event again, but SCION, the SCXML interpreter the export is checked against, records only the other atomic states and would resume the region through its initial state: make the history of %s shallow (a composite state's) or drop it", h.Name, reg.Root.Name, reg.Owner().Name, f.Name, how, h.Name)
 				break
 			}
 			if i := slices.IndexFunc(reg.Leaves, (*fsm.State).Rests); i >= 0 {

@@ -149,19 +149,33 @@ func (m *Machine) Restings(h, p *State) []*Region {
 // quietRefusals, which writes such a rule only where every other region
 // rests). Resuming h enters l again, whose rules are tested anew in the
 // step.
+//
+// So may it remember a final state whose done event may wait when the
+// parallel state's own eventless rule leaves it (see waitRefusals): its
+// rules are tested before the done events of its regions (SCXML 1.0
+// §3.13), and resuming the final state raises its done event again.
 func Recalls(h, l *State) bool {
-	if h.History != HistoryDeep || !l.Eventless() || l.Waits {
+	if h.History != HistoryDeep || l.Region == nil || l.Waits {
 		return false
 	}
 	p := l.Region.Parallel
-	for c := l.Choice; c != nil && !c.Out(); c = c.Fallback {
-		for _, r := range c.Rules {
-			if r.Leaves != nil && (h == p || slices.ContainsFunc(r.Leaves.Remembers, func(rem Remember) bool { return rem.State == h })) {
-				return true
+	records := func(r *Rule) bool {
+		return h == p || slices.ContainsFunc(r.Remembers, func(rem Remember) bool { return rem.State == h })
+	}
+	if l.Eventless() || l.Completes != nil {
+		// Its eventless rules, or its composite state's done transition.
+		for c := l.Choice; c != nil && !c.Out(); c = c.Fallback {
+			for _, r := range c.Rules {
+				if r.Leaves != nil && records(r.Leaves) {
+					return true
+				}
 			}
 		}
+		if l.Eventless() {
+			return false
+		}
 	}
-	return false
+	return l.Settles() && l.awaitsDone() && p.Waits && slices.ContainsFunc(p.Choice.Rules, func(r *Rule) bool { return r.To != nil && records(r) })
 }
 
 // enters resolves, in the build of a region a deep history may resume,

@@ -141,9 +141,11 @@ func regionResumes(s *State) []*State {
 // the done transitions from the spec).
 func resumable(s, l *State) bool {
 	return mayRemember(s, l, func() bool {
-		if l.Completes == nil {
-			return l.Choice != nil && leavesBy(s, l.Choice.Rules)
+		if l.Completes != nil && l.Completes.Completion != nil {
+			return leavesBy(s, l.Completes.Completion.Rules)
 		}
-		return leavesBy(s, l.Completes.Completion.Rules)
+		// A transient state's eventless rules, or the done transition of
+		// a final state's composite state (its eventless rules).
+		return l.Choice != nil && leavesBy(s, l.Choice.Rules)
 	})
 }

@@ -208,6 +208,9 @@ func restful(p *State, src *Region) bool {
 		return false
 	}
 	for _, o := range p.Regions {
+		if o == src {
+			continue // in the state whose rule leaves
+		}
 		for _, l := range o.Leaves {
 			if l.Settles() && (l.Completes != nil || o.Index > src.Index) {
 				return false
@@ -227,7 +230,7 @@ func recallable(reg *Region, s *State) bool {
 	if s.Waits {
 		return true
 	}
-	return s.Eventless() && !slices.ContainsFunc(reg.Composites, func(c *State) bool { return c.History != HistoryNone && c.Contains(s) })
+	return s.Settles() && !slices.ContainsFunc(reg.Composites, func(c *State) bool { return c.History != HistoryNone && c.Contains(s) })
 }
 
 // quietShape says why eventless rule r of a transient state of region
@@ -259,12 +262,37 @@ func quietShape(reg *Region, r *Rule, rests bool) string {
 			return rem.State.Name + ", which the rule leaves, keeps a deep history, which would remember the region in a state it never rests in"
 		}
 	}
+	return heldShape(p)
+}
+
+// heldShape says why a rule that leaves parallel state p while one of its
+// regions is in a state it never rests in is in a shape fsmgen does not
+// write yet: a composite state inside a region that keeps a history,
+// which would remember such a state, and whose region's rules into the
+// history do not resume it (see resumable: a final state whose done
+// transition leaves the history's state, the composite state's own, is
+// resumed); "" when none does.
+func heldShape(p *State) string {
 	for _, o := range p.Regions {
 		for _, c := range o.Composites {
-			if i := slices.IndexFunc(o.Leaves, func(l *State) bool { return l.Settles() && c.Contains(l) }); c.History != HistoryNone && i >= 0 {
+			if c.History == HistoryNone {
+				continue
+			}
+			if i := slices.IndexFunc(o.Leaves, func(l *State) bool { return l.Settles() && c.Contains(l) && !recalled(c, l) }); i >= 0 {
 				return c.Name + ", in region " + o.Root.Name + ", keeps a history, which would remember " + o.Leaves[i].Name + ", a state the region never rests in"
 			}
 		}
 	}
 	return ""
+}
+
+// recalled reports whether the history of composite state c, inside a
+// region, remembers leaf l when the region is left in l, resuming it as a
+// region's rule into the history does: a shallow history remembers the
+// child of c that holds l, which is l only when l is c's child.
+func recalled(c, l *State) bool {
+	if c.History == HistoryShallow && l.Parent != c {
+		return true
+	}
+	return resumable(c, l)
 }

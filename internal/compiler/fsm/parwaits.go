@@ -48,7 +48,7 @@ func waitRefusals(m *Machine, diags *diag.List) bool {
 			continue
 		}
 		for _, r := range p.Choice.Rules {
-			if why := quietShape(p.Regions[0], r, false); why != "" {
+			if why := heldShape(p); why != "" {
 				refused = true
 				diags.Errorf(r.Pos, "rule %s leaves parallel state %s, whose eventless rules are tested while the done event of a state inside its regions waits, and %s: fsmgen does not write such a rule there yet; name the event that moves %s", r.Label, p.Name, why, p.Name)
 			}

@@ -370,7 +370,7 @@ var fsmDesc = fsmrt.Desc[StateKind, EventKind, ActionKind]{
 	Package: "player",
 	Machine: "Player",
 	Shape:   "sha256:32a0fe4ccefc7c3e65c288944998f508",
-	History: []fsmrt.HistoryOf[StateKind]{{State: "on", First: StateStopped, Leaves: []string{"stopped", "normal", "fast", "ended", "audio", "size", "colour"}}, {State: "menu", First: StateAudio, Leaves: []string{"audio", "size", "colour"}}},
+	History: []fsmrt.HistoryOf[StateKind]{{State: "on", First: StateStopped, Leaves: []string{"stopped", "normal", "fast", "ended", "audio", "size", "colour"}, Restless: []string{"ended"}}, {State: "menu", First: StateAudio, Leaves: []string{"audio", "size", "colour"}}},
 	Rules: []Rule{
 		{Kind: fsmrt.RuleTransition, From: StateOff, Event: EventPower, To: StateStopped, Label: "Off --Power--> On.history"},
 		{Kind: fsmrt.RuleTransition, From: StateOff, Event: EventPower, To: StateNormal, Label: "Off --Power--> On.history (was in Normal)"},

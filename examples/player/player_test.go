@@ -84,6 +84,9 @@ func TestLoadHistoryStrictly(t *testing.T) {
 		{"twice", `[{"state":"on","leaf":"fast"},{"state":"on","leaf":"normal"}]`, `two histories of state "on"`},
 		{"unknown member", `[{"state":"on","leaf":"fast","when":1}]`, `unknown field "when"`},
 		{"member case", `[{"State":"on","leaf":"fast"}]`, `"State" is not "state"`},
+		// Playing's done transition leaves Ended in the step that enters
+		// it, and stays inside On: On's history never remembers it.
+		{"never at rest", `[{"state":"on","leaf":"ended"}]`, `remembers "ended", a state the machine never rests in`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

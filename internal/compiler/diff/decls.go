@@ -369,6 +369,30 @@ func (d *differ) history(o, n *fsm.Decl) {
 		c.verdict(Behaviour, Breaks, "a transition to "+n.Name+".history now resumes "+map[fsm.History]string{fsm.HistoryShallow: "the child of " + n.Name + " the machine was in, from its initial child", fsm.HistoryDeep: "the very leaf the machine was in"}[is])
 		d.add(c)
 	}
+	if was != fsm.HistoryNone && is != fsm.HistoryNone {
+		d.forgotten(os, ns)
+	}
+}
+
+// forgotten reports the transient states (and final states whose done
+// transition follows at once) that the history of os remembers in the
+// old revision and that of ns never does in the new one (see
+// fsm.Machine.Unremembered): a machine saved remembering one no longer
+// loads.
+func (d *differ) forgotten(os, ns *fsm.State) {
+	oldNot, newNot := d.old.Unremembered(os), d.new.Unremembered(ns)
+	for _, l := range append(slices.Clone(d.old.States), d.old.RegionLeaves()...) {
+		if !os.Contains(l) || !(l.Transient || l.Settles()) || slices.Contains(oldNot, l) {
+			continue
+		}
+		name := d.rename("state", l.Name)
+		if !slices.ContainsFunc(newNot, func(n *fsm.State) bool { return n.Name == name }) {
+			continue
+		}
+		c := &Change{Subject: "state " + ns.Name, What: "history no longer remembers " + name, Old: os.Pos, New: ns.Pos}
+		c.verdict(SavedStates, Breaks, "a machine saved after it left "+os.Name+" from "+l.Name+", which the machine never rests in, remembers it, and no longer loads: the new revision never resumes "+name+" through the history of "+ns.Name+" (keep a rule that leaves "+ns.Name+" from "+name+" and one into "+ns.Name+".history, or declare the break if no saved machine is so)")
+		d.add(c)
+	}
 }
 
 // timers compares the timers running in a leaf matched across the

@@ -88,6 +88,15 @@ func (g *goGen) genRules() {
 			if len(renamed) > 0 {
 				fields = append(fields, kv("LeavesWas", jen.Map(jen.String()).String().Values(renamed...)))
 			}
+			if restless := m.Unremembered(s); len(restless) > 0 {
+				// Load refuses a saved history that names one, as data no
+				// revision of this shape writes.
+				var names []jen.Code
+				for _, l := range restless {
+					names = append(names, jen.Lit(l.Snake))
+				}
+				fields = append(fields, kv("Restless", jen.Index().String().Values(names...)))
+			}
 			hs = append(hs, jen.Values(fields...))
 		}
 		hs = append(hs, memoryDescs(m)...)

@@ -112,12 +112,19 @@ func (m *Machine) continueFinal(rw regionWay, hist []*State) []regionWay {
 // anew; rw itself otherwise.
 func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 	w := rw.way
-	if w.micro == 0 || w.head != nil || !slices.ContainsFunc(w.Rules[:w.micro], func(r *Rule) bool { return len(r.Variants) > 0 }) {
+	if w.micro == 0 || w.head != nil {
+		return []regionWay{rw}
+	}
+	// A deep history that resumes a parallel state inside a region whose
+	// regions start in states that wait: the step tests the rows of the
+	// states resumed, not of those it starts in.
+	hosted := slices.ContainsFunc(w.Rules[:w.micro], func(r *Rule) bool { return r.To != nil && startsWaiting(r.To) && m.resumeHosted(r, hist) != nil })
+	if !hosted && !slices.ContainsFunc(w.Rules[:w.micro], func(r *Rule) bool { return len(r.Variants) > 0 }) {
 		return []regionWay{rw}
 	}
 	res, _ := m.resolveRegional(rw, hist)
 	out := res.way
-	picked, goesOn := false, false
+	picked, goesOn := false, hosted
 	for i := range w.micro {
 		if r := out.Rules[i]; r != w.Rules[i] {
 			picked, goesOn = true, goesOn || resumesEnd(r) || r.To != nil && r.To.Waits
@@ -139,6 +146,10 @@ func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 		}
 	}
 	p.reenter(after, cw.Rules)
+	if out.hosted != nil {
+		after = m.placeResumed(after, out.hosted)
+		cw.hosted = out.hosted
+	}
 	// The done events the rules raised, a parallel state's inside a
 	// region whose regions they made all final among them (see raised).
 	return m.settle(p, &cw, after, p.raised(nil, p.targeted(cw.Rules, cw.moved), after))

@@ -127,10 +127,14 @@ func (m *Machine) resolveRegional(rw regionWay, hist []*State) (regionWay, []*St
 		}
 		if resumed := m.resumeHosted(r, hist); resumed != nil {
 			// A parallel state inside the region that a deep history
-			// resumes: its regions resume the leaves it remembers.
+			// resumes: its regions resume the leaves it remembers
+			// (unless continueRegion settled the way from them already:
+			// its regions are where the step's later rules took them).
 			out = owned(w, out)
+			if w.hosted == nil {
+				rw.after = m.placeResumed(rw.after, resumed)
+			}
 			out.hosted = resumed
-			rw.after = m.placeResumed(rw.after, resumed)
 			cur = m.placeResumed(cur, resumed)
 		}
 	}

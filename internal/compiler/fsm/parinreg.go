@@ -139,11 +139,9 @@ func timerSpec(q *spec.State) bool {
 // regions of a parallel state inside a region (see Memory), around it or
 // its own, where fsmgen does not resume them yet: a region that starts in
 // a leaf it never rests in (the step that enters the parallel state goes
-// on with eventless rules, which a resumed leaf does not take), one that
-// starts in a state that waits, for q's own history (the witness paths
-// would test its rows in the step that resumes another leaf: random
-// chart 39168; a history around q is resumed so, see continueRegion), or
-// one that may rest in a final state, or a memory of every region final (its
+// on with eventless rules, which a resumed leaf does not take; one that
+// starts in a state that waits is resumed, see continueRegion), or one
+// that may rest in a final state, or a memory of every region final (its
 // own history beside its done transition; resuming either raises done
 // events again). It reports whether it refused one.
 func hostedResumes(m *Machine, diags *diag.List) bool {
@@ -157,9 +155,6 @@ func hostedResumes(m *Machine, diags *diag.List) bool {
 		switch {
 		case q.Restless():
 			why = "one of its regions starts in a state it never rests in (a transient state, or a final state its composite state's done transition leaves)"
-		case h == q && startsWaiting(q):
-			// (A deep history around q is resumed so: see continueRegion.)
-			why = "one of its regions starts in a state that waits (guarded rows without \"on\"), whose rows the step that enters it tests"
 		case q.RestsFinal() || slices.ContainsFunc(q.Regions, func(reg *Region) bool { return slices.ContainsFunc(reg.Leaves, (*State).Rests) }):
 			why = "one of its regions, or the parallel state itself, may rest in a final state when no guard of its done transition holds"
 		case h == q && m.RemembersFinal(h, q):

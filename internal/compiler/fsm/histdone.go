@@ -116,9 +116,11 @@ func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 		return []regionWay{rw}
 	}
 	// A deep history that resumes a parallel state inside a region whose
-	// regions start in states that wait: the step tests the rows of the
-	// states resumed, not of those it starts in.
-	hosted := slices.ContainsFunc(w.Rules[:w.micro], func(r *Rule) bool { return r.To != nil && startsWaiting(r.To) && m.resumeHosted(r, hist) != nil })
+	// regions start in states that wait or transient states: the step
+	// tests the rows of the states resumed, not of those it starts in.
+	hosted := slices.ContainsFunc(w.Rules[:w.micro], func(r *Rule) bool {
+		return r.To != nil && (startsWaiting(r.To) || r.To.Restless()) && m.resumeHosted(r, hist) != nil
+	})
 	if !hosted && !slices.ContainsFunc(w.Rules[:w.micro], func(r *Rule) bool { return len(r.Variants) > 0 }) {
 		return []regionWay{rw}
 	}

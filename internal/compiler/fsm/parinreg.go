@@ -137,11 +137,8 @@ func timerSpec(q *spec.State) bool {
 
 // hostedResumes refuses a deep history that remembers the leaves of the
 // regions of a parallel state inside a region (see Memory), around it or
-// its own, where fsmgen does not resume them yet: a region that starts in
-// a leaf it never rests in (the step that enters the parallel state goes
-// on with eventless rules, which a resumed leaf does not take; one that
-// starts in a state that waits is resumed, see continueRegion), or one
-// that may rest in a final state, or a memory of every region final (its
+// its own, where fsmgen does not resume them yet: a region that may rest
+// in a final state, or a memory of every region final (its
 // own history beside its done transition; resuming either raises done
 // events again). It reports whether it refused one.
 func hostedResumes(m *Machine, diags *diag.List) bool {
@@ -153,8 +150,6 @@ func hostedResumes(m *Machine, diags *diag.List) bool {
 		}
 		var why string
 		switch {
-		case q.Restless():
-			why = "one of its regions starts in a state it never rests in (a transient state, or a final state its composite state's done transition leaves)"
 		case q.RestsFinal() || slices.ContainsFunc(q.Regions, func(reg *Region) bool { return slices.ContainsFunc(reg.Leaves, (*State).Rests) }):
 			why = "one of its regions, or the parallel state itself, may rest in a final state when no guard of its done transition holds"
 		case h == q && m.RemembersFinal(h, q):

@@ -96,6 +96,11 @@ type (
 		// Names are the guards the answers are for (SCION's runner
 		// matches them by name, see run.cjs).
 		Names []string `json:"names"`
+		// Micro are, for each answer, how many rules the Go machine had
+		// fired in the step when it asked the guard: the runners tell by
+		// it whether a guard a target asks again in one selection is the
+		// Go machine's next ask of it or one in a later microstep.
+		Micro []int `json:"micro"`
 		// Rejected is set when the Go machine rejected the step's event
 		// (see rejected).
 		Rejected bool `json:"rejected,omitempty"`
@@ -357,10 +362,11 @@ func replay(t *testing.T, tg target, specs map[string]*generate.Result, keys []s
 			jw.StartNames = append(jw.StartNames, g.Guard)
 		}
 		for _, r := range goResults[i][1:] {
-			st := jsStep{Guards: []bool{}}
-			for _, g := range r.Guards {
+			st := jsStep{Guards: []bool{}, Micro: []int{}}
+			for i, g := range r.Guards {
 				st.Guards = append(st.Guards, g.Answer)
 				st.Names = append(st.Names, g.Guard)
+				st.Micro = append(st.Micro, firedBefore(r.Rules, i))
 			}
 			st.Rejected = rejected(m, r)
 			if r.Input.Fire {
@@ -425,4 +431,16 @@ func walksOf(key string, m *fsm.Machine) []goWalk {
 		out = append(out, goWalk{Machine: key, Seed: seed + 1, Length: walkLength, Events: events})
 	}
 	return out
+}
+
+// firedBefore returns how many of a step's rules fired before its guard
+// ask i (goRule.Asked: the guards asked before each rule).
+func firedBefore(rules []goRule, i int) int {
+	n := 0
+	for _, r := range rules {
+		if r.Asked <= i {
+			n++
+		}
+	}
+	return n
 }

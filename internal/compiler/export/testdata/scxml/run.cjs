@@ -29,9 +29,13 @@ function prepare(spec, ctx) {
 // function that runs one walk on it. The guards, effects and delays the
 // document calls record into the walk that runs.
 async function machineRunner(spec) {
-  const cur = { rec: null, answers: [], names: [], given: {}, givenAt: {}, failure: null, waiting: new Set(spec.waiting ?? []), own: new Set(spec.own ?? []), restedAt: new Map() };
+  const cur = { rec: null, answers: [], names: [], micro: [], lastMicro: 0, given: {}, givenAt: {}, guessed: {}, failure: null, waiting: new Set(spec.waiting ?? []), own: new Set(spec.own ?? []), restedAt: new Map() };
   // givenAt: the selection of eventless transitions each guard answered in
   // (see own): how far the step had got then, and the event it follows.
+  // guessed: the answers the guards of own gave beyond the Go machine's
+  // asks, each with its selection; micro: for each answer left, how many
+  // rules the Go machine had fired when it asked it, and lastMicro that
+  // of the last answer given.
   const eventIds = new WeakMap();
   let lastEventId = 0;
   // awaited: the done events the document has transitions for. Another
@@ -96,8 +100,19 @@ async function machineRunner(spec) {
         cur.rec.extra.push(name);
         return cur.given[name];
       }
+      const guess = cur.guessed[name];
+      if (cur.own.has(name) && guess?.at === selection(event) && (cur.names[0] !== name || cur.micro[0] > cur.lastMicro)) {
+        // Asked again in the selection it was asked in beyond the Go
+        // machine's asks (see below), for another region's atomic state,
+        // where the Go machine's next ask of it comes in a later
+        // microstep (a region's transient state's row preempts it in
+        // this one): the same answer, and it is pure.
+        cur.rec.extra.push(name);
+        return guess.answer;
+      }
       if (cur.names.length > 0 && cur.names[0] === name) {
         cur.names.shift();
+        cur.lastMicro = cur.micro.shift() ?? cur.lastMicro;
         const a = cur.answers.shift();
         cur.given[name] = a;
         cur.givenAt[name] = selection(event);
@@ -118,7 +133,9 @@ async function machineRunner(spec) {
       cur.rec.extra.push(name);
       if (name in cur.given) return cur.given[name];
       const later = cur.names.indexOf(name);
-      return later >= 0 ? cur.answers[later] : false;
+      const a = later >= 0 ? cur.answers[later] : false;
+      if (cur.own.has(name)) cur.guessed[name] = { answer: a, at: selection(event) };
+      return a;
     };
   }
   const fnModel = await prepare(spec, ctx);
@@ -241,6 +258,9 @@ function runWalk(fnModel, cur, fail, walk) {
   // waits, selected once the initial configuration is entered.
   cur.answers = [...(walk.start ?? [])];
   cur.names = [...(walk.startNames ?? [])];
+  cur.micro = [];
+  cur.lastMicro = 0;
+  cur.guessed = {};
   cur.given = {};
   cur.givenAt = {};
   cur.restedAt = new Map();
@@ -252,6 +272,9 @@ function runWalk(fnModel, cur, fail, walk) {
     cur.rec = fresh();
     cur.answers = [...(step.guards ?? [])];
     cur.names = [...(step.names ?? [])];
+    cur.micro = [...(step.micro ?? [])];
+    cur.lastMicro = 0;
+    cur.guessed = {};
     cur.given = {};
     cur.givenAt = {};
     cur.restedAt = new Map();

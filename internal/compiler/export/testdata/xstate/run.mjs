@@ -72,6 +72,13 @@ function runWalk(spec, walk) {
   // enabled nothing is followed by a selection of its own, which moved
   // nothing either).
   let given = new Map();
+  // guessed: the answers the guards of own gave beyond the Go machine's
+  // asks in this step, each with its selection; micro: for each answer
+  // left, how many rules the Go machine had fired when it asked it, and
+  // lastMicro that of the last answer given.
+  let guessed = new Map();
+  let micro = [];
+  let lastMicro = 0;
   const eventIds = new WeakMap();
   let lastEventId = 0;
   const selection = (event) => {
@@ -132,6 +139,16 @@ function runWalk(spec, walk) {
         rec.extra.push(name);
         return given.get(name).answer;
       }
+      const guess = guessed.get(name);
+      if (own.has(name) && guess?.at === selection(event) && (names[0] !== name || micro[0] > lastMicro)) {
+        // Asked again in the selection it was asked in beyond the Go
+        // machine's asks (see below), for another region's atomic state,
+        // where the Go machine's next ask of it comes in a later
+        // microstep (a region's transient state's row preempts it in
+        // this one): the same answer, and it is pure.
+        rec.extra.push(name);
+        return guess.answer;
+      }
       if (names[0] !== name && own.has(name)) {
         // XState selects the always of every region's atomic state and
         // of its ancestors (SCXML 1.0 §3.13,
@@ -144,7 +161,9 @@ function runWalk(spec, walk) {
         rec.extra.push(name);
         if (given.has(name)) return given.get(name).answer;
         const later = names.indexOf(name);
-        return later >= 0 ? answers[later] : false;
+        const answer = later >= 0 ? answers[later] : false;
+        guessed.set(name, { answer, at: selection(event) });
+        return answer;
       }
       if (names[0] !== name && leaving.has(name)) {
         // XState asks the guards of the transitions of every region
@@ -164,6 +183,7 @@ function runWalk(spec, walk) {
         return false;
       }
       names.shift();
+      lastMicro = micro.shift() ?? lastMicro;
       const answer = answers.shift();
       if (own.has(name)) given.set(name, { answer, at: selection(event) });
       if (!answer && waiting.has(name)) restedAt.set(name, { at: progress(), sel: selection(event) });
@@ -202,6 +222,9 @@ function runWalk(spec, walk) {
   // New's own step: the always of an initial state that waits.
   answers = [...(walk.start ?? [])];
   names = [...(walk.startNames ?? [])];
+  guessed = new Map();
+  micro = [];
+  lastMicro = 0;
   actor = createActor(machine, { clock });
   actor.subscribe({ error: (err) => { failure = failure ?? String(err); } });
   const results = [];
@@ -221,6 +244,9 @@ function runWalk(spec, walk) {
     rejected = step.rejected ?? false;
     restedAt = new Map();
     given = new Map();
+    guessed = new Map();
+    micro = [...(step.micro ?? [])];
+    lastMicro = 0;
     if (step.timer) {
       const fn = pending.get(step.timer);
       if (fn === undefined) {

@@ -61,9 +61,8 @@ func TestCompareHistory(t *testing.T) {
 	t.Parallel()
 	without := strings.Replace(strings.Replace(holdSpec, "    history: shallow\n", "", 1), "to: Connected.history", "to: Connected", 1)
 	deep := strings.Replace(holdSpec, "history: shallow", "history: deep", 1)
-	// A composite state with a history cannot have a done transition that
-	// leaves it (its final state would be remembered): the case adds one
-	// to the revision without history.
+	// The case adds a done transition to the revision without history,
+	// so that the done transition is its only change.
 	done := strings.NewReplacer(
 		"  Connected:\n", "  Connected:\n    done:\n      to: Idle\n",
 		"      Muted: {}\n", "      Muted: {}\n      Over:\n        final: true\n",

@@ -114,7 +114,10 @@ func (b *builder) historyVariants(r *Rule) {
 func (b *builder) remembered(s, l *State) bool {
 	return mayRemember(s, l, func() bool {
 		if l.Completes == nil {
-			return leavesBy(s, b.waitRules(l, b.eventless[l.Index]))
+			rules := b.waitRules(l, b.eventless[l.Index])
+			// (In a region's build, a branch that leaves the parallel
+			// state is a stand-in that ignores: it leaves s too.)
+			return leavesBy(s, rules) || b.par != nil && slices.ContainsFunc(rules, func(r *Rule) bool { return r.Kind == Ignore && b.par.passes[r.Pos] })
 		}
 		return b.doneLeaves(s, l)
 	})

@@ -146,6 +146,12 @@ func resumable(s, l *State) bool {
 		}
 		// A transient state's eventless rules, or the done transition of
 		// a final state's composite state (its eventless rules).
-		return l.Choice != nil && leavesBy(s, l.Choice.Rules)
+		if l.Choice == nil {
+			return false
+		}
+		// A transient state's branch that leaves the parallel state
+		// (Rule.Leaves) leaves s too, and the region's build made its
+		// variant (see remembered); a final state's does not yet.
+		return leavesBy(s, l.Choice.Rules) || l.Completes == nil && slices.ContainsFunc(l.Choice.Rules, func(r *Rule) bool { return r.Leaves != nil })
 	})
 }

@@ -220,12 +220,14 @@ func restful(p *State, src *Region) bool {
 	return true
 }
 
-// recallable reports whether a history may remember leaf s of region reg
-// when its eventless rule leaves reg's parallel state: a state that
-// waits, which the region rests in; a transient state too, but for one
-// inside a composite state of the region that keeps a history, which
-// the region's rules into it would resume (they pick among the states
-// the region's own rules leave it from).
+// recallable reports whether a deep history may remember leaf s of
+// region reg when its eventless rule (or its composite state's done
+// transition) leaves reg's parallel state: a state that waits, which the
+// region rests in; a transient state or a final state too (see Recalls),
+// but for one inside a composite state of the region that keeps a
+// history, which quietShape then checks as where the regions may not
+// rest (heldShape: the region's rules into that history resume a
+// transient state, not yet a final state), under no deep history.
 func recallable(reg *Region, s *State) bool {
 	if s.Waits {
 		return true

@@ -142,9 +142,10 @@ func (m *Machine) Restings(h, p *State) []*Region {
 }
 
 // Recalls reports whether deep history h, of a parallel state or of a
-// state around one, may remember transient state l of one of its
-// regions, which the region never rests in: an eventless rule of l
-// leaves the parallel state (Rule.Leaves), which records h as it exits
+// state around one, may remember leaf l of one of its regions, which the
+// region never rests in: a transient state whose eventless rule, or a
+// final state whose composite state's done transition, leaves the
+// parallel state (Rule.Leaves), which records h as it exits
 // (SCXML 1.0 §3.10: the atomic states exited, l among them; see
 // quietRefusals, which writes such a rule only where every other region
 // rests). Resuming h enters l again, whose rules are tested anew in the

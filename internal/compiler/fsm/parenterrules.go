@@ -144,14 +144,14 @@ func resumable(s, l *State) bool {
 		if l.Completes != nil && l.Completes.Completion != nil {
 			return leavesBy(s, l.Completes.Completion.Rules)
 		}
-		// A transient state's eventless rules, or the done transition of
-		// a final state's composite state (its eventless rules).
+		// Its eventless rules: a transient state's, or a final state's
+		// composite state's done transition. A transient state's branch
+		// that leaves the parallel state (Rule.Leaves) leaves s too, and
+		// the region's build made its variant (see remembered); a final
+		// state's does not yet.
 		if l.Choice == nil {
 			return false
 		}
-		// A transient state's branch that leaves the parallel state
-		// (Rule.Leaves) leaves s too, and the region's build made its
-		// variant (see remembered); a final state's does not yet.
 		return leavesBy(s, l.Choice.Rules) || l.Completes == nil && slices.ContainsFunc(l.Choice.Rules, func(r *Rule) bool { return r.Leaves != nil })
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fsmgen/fsmgen/internal/compiler/diag"
 	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
 
@@ -151,8 +152,15 @@ func mayRemember(s, l *State, leaves func() bool) bool {
 func (b *builder) doneLeaves(s, l *State) bool {
 	d := b.specOf[l.Completes].Done
 	targets := []spec.String{d.To}
+	stands := []diag.Pos{d.Pos}
 	for _, br := range d.Guards {
 		targets = append(targets, br.To)
+		stands = append(stands, br.Pos)
+	}
+	if b.par != nil && slices.ContainsFunc(stands, func(p diag.Pos) bool { return b.par.passes[p] }) {
+		// In a region's build, a branch that leaves the parallel state
+		// is a stand-in that ignores (see leaving.dones): it leaves s.
+		return true
 	}
 	for _, t := range targets {
 		if !t.Set {

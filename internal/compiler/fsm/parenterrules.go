@@ -145,13 +145,12 @@ func resumable(s, l *State) bool {
 			return leavesBy(s, l.Completes.Completion.Rules)
 		}
 		// Its eventless rules: a transient state's, or a final state's
-		// composite state's done transition. A transient state's branch
-		// that leaves the parallel state (Rule.Leaves) leaves s too, and
-		// the region's build made its variant (see remembered); a final
-		// state's does not yet.
+		// composite state's done transition. A branch that leaves the
+		// parallel state (Rule.Leaves) leaves s too, and the region's
+		// build made its variant (see remembered).
 		if l.Choice == nil {
 			return false
 		}
-		return leavesBy(s, l.Choice.Rules) || l.Completes == nil && slices.ContainsFunc(l.Choice.Rules, func(r *Rule) bool { return r.Leaves != nil })
+		return leavesBy(s, l.Choice.Rules) || slices.ContainsFunc(l.Choice.Rules, func(r *Rule) bool { return r.Leaves != nil })
 	})
 }

@@ -226,8 +226,9 @@ func restful(p *State, src *Region) bool {
 // region rests in; a transient state or a final state too (see Recalls),
 // but for one inside a composite state of the region that keeps a
 // history, which quietShape then checks as where the regions may not
-// rest (heldShape: the region's rules into that history resume a
-// transient state, not yet a final state), under no deep history.
+// rest (heldShape: the region's rules into that history resume such a
+// state when its own rules leave the history's state), under no deep
+// history.
 func recallable(reg *Region, s *State) bool {
 	if s.Waits {
 		return true
@@ -271,9 +272,9 @@ func quietShape(reg *Region, r *Rule, rests bool) string {
 // regions is in a state it never rests in is in a shape fsmgen does not
 // write yet: a composite state inside a region that keeps a history,
 // which would remember such a state, and whose region's rules into the
-// history do not resume it (see resumable: a final state whose done
-// transition leaves the history's state, the composite state's own, is
-// resumed); "" when none does.
+// history do not resume it (see resumable: a transient or final state
+// whose own rules leave the history's state is resumed); "" when none
+// does.
 func heldShape(p *State) string {
 	for _, o := range p.Regions {
 		for _, c := range o.Composites {

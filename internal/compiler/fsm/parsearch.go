@@ -252,7 +252,7 @@ func (m *Machine) parallelPaths(b *builder) {
 			b.errorf(r.Pos, "rule %s fires in none of the first %d configurations the machine reaches (its states, the states of its parallel states' regions, what its histories remember and which timers run): fsmgen stops searching there, so it may never fire; make a state that takes it reachable in fewer steps, or remove the rule", r.Label, pathSearchLimit)
 			continue
 		}
-		if found[r.Index] == nil && b.defaultNever(r, found) {
+		if found[r.Index] == nil && (b.defaultNever(r, found) || b.variantNever(r, found)) {
 			continue
 		}
 		if found[r.Index] == nil {

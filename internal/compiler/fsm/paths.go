@@ -150,7 +150,7 @@ func (b *builder) paths() {
 			// not see: the machine's paths tell (parallelPaths).
 			continue
 		}
-		if found[r.Index] == nil && !b.defaultNever(r, found) {
+		if found[r.Index] == nil && !b.defaultNever(r, found) && !b.variantNever(r, found) {
 			b.errorf(r.Pos, "rule %s can never fire: no state that takes it can be reached from the initial state %s", r.Label, m.Initial.Name)
 		}
 	}
@@ -168,6 +168,42 @@ func (b *builder) defaultNever(r *Rule, found []*Path) bool {
 	}
 	h := r.History
 	b.errorf(r.Pos, "rule %s can never fire into its default: whenever the machine takes it, the history of %s remembers a state (the machine enters %s only in ways that leave it remembering one), so it never enters %s, its initial state; enter %s once some other way first (a rule into %s), or lead the rule to a state of %s instead of its history", r.Label, h.Name, h.Name, r.To.Name, h.Name, h.Name, h.Name)
+	return true
+}
+
+// variantNever reports, as an error of b, variant r of a rule into a
+// history when it fires on no path though the rule does, by its default
+// or another variant (found, by rule index): the machine takes the rule,
+// but never while the history remembers r's state. The variant is no row
+// of the spec, so the message names what the history does remember
+// there rather than saying to remove it.
+func (b *builder) variantNever(r *Rule, found []*Path) bool {
+	if r.Resume == nil {
+		return false
+	}
+	i := slices.IndexFunc(b.m.Rules, func(d *Rule) bool { return slices.Contains(d.Variants, r) })
+	if i < 0 {
+		return false
+	}
+	d := b.m.Rules[i]
+	h := d.History
+	var resumes []string
+	if found[d.Index] != nil {
+		def := d.To // the default: the leaf a deep history resumes
+		if h.History == HistoryShallow {
+			def = h.InitialChild
+		}
+		resumes = append(resumes, def.Name+" (or nothing yet)")
+	}
+	for _, v := range d.Variants {
+		if found[v.Index] != nil {
+			resumes = append(resumes, v.Resume.Name)
+		}
+	}
+	if len(resumes) == 0 {
+		return false
+	}
+	b.errorf(r.Pos, "rule %s can never fire: whenever the machine takes %s, the history of %s remembers %s, never %s (the machine does not take the rule after leaving %s from %s); lead the rule to the state it does resume instead of the history, or let the machine reach the rule after leaving %s from %s", r.Label, d.Label, h.Name, joinOr(resumes), r.Resume.Name, h.Name, r.Resume.Name, h.Name, r.Resume.Name)
 	return true
 }
 

@@ -17,8 +17,8 @@ import "slices"
 // memory after it.
 func resolveWays(w *Way, hist []*State) ([]*Way, [][]*State) {
 	out, mem := resolveWay(w, hist)
-	if resumesWaiting(out) {
-		return intoWaiting(out, hist)
+	if resumesEventless(out) {
+		return intoEventless(out, hist)
 	}
 	last := out.Rules[len(out.Rules)-1]
 	if out == w || last.Kind != Transition || last.Resume == nil || last.To == nil || last.To.Choice == nil || last.To.parWaits {
@@ -64,7 +64,7 @@ func (m *Machine) continueFinal(rw regionWay, hist []*State) []regionWay {
 	res, _ := m.resolveRegional(rw, hist)
 	out := res.way
 	last := out.Rules[len(out.Rules)-1]
-	waiting := resumesWaiting(out) // (see intoWaiting)
+	waiting := resumesEventless(out) // (see intoEventless)
 	if waiting {
 		last = lastMove(out)
 	}
@@ -183,14 +183,14 @@ func resumesEnd(v *Rule) bool {
 	return len(to.Region.Completions()) > 0
 }
 
-// resumesWaiting reports whether resolved way w ends with a rule into a
-// history (the default, or the variant that fires) whose state waits:
-// expand stops there, the default's state being known only once the
-// variant is (see follow), and the way goes on through the eventless
-// rules of the state the variant enters.
-func resumesWaiting(w *Way) bool {
+// resumesEventless reports whether resolved way w ends with a rule into
+// a history (the default, or the variant that fires) whose state waits
+// or is transient: expand stops there, the default's state being known
+// only once the variant is (see follow), and the way goes on through the
+// eventless rules of the state the variant enters.
+func resumesEventless(w *Way) bool {
 	last := lastMove(w)
-	return last != nil && last.To.Waits && !last.To.parWaits && (last.History != nil || last.Resume != nil)
+	return last != nil && (last.To.Waits || last.To.Transient) && !last.To.parWaits && (last.History != nil || last.Resume != nil)
 }
 
 // lastMove returns the last rule of way w with a target: the rules
@@ -205,11 +205,12 @@ func lastMove(w *Way) *Rule {
 	return nil
 }
 
-// intoWaiting continues resolved way w, whose last rule enters a state
-// that waits through a history, through that state's eventless rules: one
-// way per branch, and one that stays, each resolved again from the memory
-// hist w started with.
-func intoWaiting(w *Way, hist []*State) ([]*Way, [][]*State) {
+// intoEventless continues resolved way w, whose last rule enters a state
+// that waits, or a transient state, through a history, through that
+// state's eventless rules: one way per branch, and for a state that waits
+// one that stays, each resolved again from the memory hist w started
+// with.
+func intoEventless(w *Way, hist []*State) ([]*Way, [][]*State) {
 	last := lastMove(w)
 	var ways []*Way
 	var mems [][]*State
@@ -228,14 +229,14 @@ func intoWaiting(w *Way, hist []*State) ([]*Way, [][]*State) {
 	return ways, mems
 }
 
-// freshWaiting is intoWaiting for way w of a machine with parallel
+// freshEventless is intoEventless for way w of a machine with parallel
 // states, resolved from a machine made by Restore in configuration cfg
-// (see resolveFresh): when it resumes a state that waits through a
-// history, one way per branch of that state's eventless rules and one
-// that stays, each with its trace worked out again; w itself otherwise,
+// (see resolveFresh): when it resumes a state that waits (or a transient
+// state) through a history, one way per branch of that state's eventless
+// rules and, for a state that waits, one that stays, each with its trace worked out again; w itself otherwise,
 // and for a way the regions take (continueRegion settles those).
-func (m *Machine) freshWaiting(w *Way, cfg []*State) []*Way {
-	if w.Regional || !resumesWaiting(w) {
+func (m *Machine) freshEventless(w *Way, cfg []*State) []*Way {
+	if w.Regional || !resumesEventless(w) {
 		return []*Way{w}
 	}
 	last := lastMove(w)

@@ -297,7 +297,7 @@ func (m *Machine) parallelWays() {
 		}
 		w.Config = cfg
 		w.Trace = m.trace(w, w.From, cfg)
-		for _, fw := range m.freshWaiting(m.resolveFresh(w, cfg), cfg) {
+		for _, fw := range m.freshEventless(m.resolveFresh(w, cfg), cfg) {
 			ways = append(ways, m.settleWay(fw, cfg)...)
 		}
 	}
@@ -351,7 +351,7 @@ func (m *Machine) parallelWays() {
 							if k := configKey(cfg) + wayKey(rw.way); !seen[k] {
 								seen[k] = true
 								rw.way.Trace = m.trace(rw.way, p, cfg)
-								for _, fw := range m.freshWaiting(m.resolveFresh(rw.way, cfg), cfg) {
+								for _, fw := range m.freshEventless(m.resolveFresh(rw.way, cfg), cfg) {
 									ways = append(ways, m.settleWay(fw, cfg)...)
 								}
 							}

@@ -295,7 +295,7 @@ func (m *Machine) timerWays(p *State) []*Way {
 				rw.way.Trace = m.trace(rw.way, p, cfg)
 				// A rule that enters p anew (see parleavetimers.go)
 				// settles the regions it enters in that step.
-				for _, fw := range m.freshWaiting(m.resolveFresh(rw.way, cfg), cfg) {
+				for _, fw := range m.freshEventless(m.resolveFresh(rw.way, cfg), cfg) {
 					out = append(out, m.settleWay(fw, cfg)...)
 				}
 			}

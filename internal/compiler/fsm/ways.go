@@ -128,8 +128,8 @@ func (b *builder) ways() {
 				// remembers nothing.
 				mem := make([]*State, len(m.Histories))
 				w, _ = resolveWay(w, mem)
-				if resumesWaiting(w) {
-					ws, _ := intoWaiting(w, mem)
+				if resumesEventless(w) {
+					ws, _ := intoEventless(w, mem)
 					m.Ways = append(m.Ways, ws...)
 					continue
 				}
@@ -177,9 +177,10 @@ func expand(from *State, c *Cell) []*Way {
 		if r.To != nil {
 			w.To = r.To
 		}
-		if r.Kind == Transition && r.To != nil && r.To.Choice != nil && !r.To.parWaits && !(r.History != nil && r.To.Waits) {
-			// (A rule into a history whose default state waits goes on
-			// where the variant that fires leads: see resolveWays. One
+		if r.Kind == Transition && r.To != nil && r.To.Choice != nil && !r.To.parWaits && !(r.History != nil && (r.To.Waits || r.To.Transient)) {
+			// (A rule into a history whose default state waits, or is
+			// transient, goes on where the variant that fires leads: see
+			// resolveWays. One
 			// into a parallel state that waits, once its regions settled:
 			// see settleEntry.)
 			through(w, r.To)

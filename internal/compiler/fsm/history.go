@@ -315,22 +315,13 @@ func histKey(hist []*State) string {
 
 // Unremembered returns the leaves inside composite state s that its
 // history never remembers: the transient states (a final state whose
-// done transition follows at once among them) that neither a rule into
-// the history resumes nor its default enters. The machine never rests
-// there, and leaves s from one only where a variant resumes it (see
-// remembered), so no saved machine remembers one.
+// done transition follows at once among them) whose rules stay inside s
+// (see resumable). The machine never rests there, and never leaves s
+// from one, so no saved machine remembers one.
 func (m *Machine) Unremembered(s *State) []*State {
-	resumed := []*State{s.InitialChild} // the default's
-	for _, r := range m.AllRules() {
-		if r.History == s {
-			for _, v := range r.Variants {
-				resumed = append(resumed, v.Resume)
-			}
-		}
-	}
 	var out []*State
 	for _, l := range append(slices.Clone(m.States), m.RegionLeaves()...) {
-		if s.Contains(l) && (l.Transient || l.Settles()) && !slices.ContainsFunc(resumed, func(v *State) bool { return v.Contains(l) }) {
+		if s.Contains(l) && (l.Transient || l.Settles()) && !resumable(s, l) {
 			out = append(out, l)
 		}
 	}

@@ -314,9 +314,10 @@ func restlessHistory(m *Machine, diags *diag.List) bool {
 // eventlessIntoHistory refuses an eventless rule of a state inside a
 // region (a transient state's, or one that waits) into a history inside
 // the region that may resume a final state whose done transition then
-// follows in the step, or a transient state (resumesEnd); a done
-// transition of a composite state inside the region into a history that
-// may resume a transient state; and such a rule, or a done
+// follows in the step, or a transient state, or a final state of the
+// region whose parallel state's done transition may follow (resumesEnd);
+// a done transition of a composite state inside the region into such a
+// history too; and such a rule, or a done
 // transition of a composite state inside the region, into a history
 // that may enter a state that waits (the default or a variant), whose
 // eventless rules are then tested in the step. The generated code takes
@@ -337,12 +338,15 @@ func eventlessIntoHistory(m *Machine, diags *diag.List) bool {
 			kind, after = "done transition", "a done transition's"
 		}
 		all := append([]*Rule{r}, r.Variants...) // the default and the variants
-		if i := slices.IndexFunc(r.Variants, func(v *Rule) bool { return resumesEnd(v) && (r.Done == nil || v.To.Eventless()) }); i >= 0 {
+		if i := slices.IndexFunc(r.Variants, resumesEnd); i >= 0 {
 			refused = true
 			to := r.Variants[i].To
 			then := "final state " + to.Name + ", whose done transition then follows"
-			if to.Eventless() {
+			switch {
+			case to.Eventless():
 				then = "transient state " + to.Name + ", whose eventless rules then follow"
+			case !to.Settles():
+				then = "final state " + to.Name + " of the region, after which its parallel state's done transition follows when every other region is final too,"
 			}
 			diags.Errorf(r.Pos, "region %s of parallel state %s has %s %s into the history of %s, which may resume %s in the same step: fsmgen does not follow them after %s history yet; lead the rule to a state of %s instead, or give %s no history", reg.Root.Name, reg.Parallel.Name, kind, r.Label, r.History.Name, then, after, r.History.Name, r.History.Name)
 		} else if j := slices.IndexFunc(all, entersWaiting); j >= 0 {

@@ -276,7 +276,7 @@ func quietShape(reg *Region, r *Rule, rests bool) string {
 // whose own rules leave the history's state is resumed); "" when none
 // does.
 func heldShape(p *State) string {
-	for _, o := range p.Regions {
+	for _, o := range p.Flat {
 		for _, c := range o.Composites {
 			if c.History == HistoryNone {
 				continue
@@ -285,8 +285,33 @@ func heldShape(p *State) string {
 				return c.Name + ", in region " + o.Root.Name + ", keeps a history, which would remember " + o.Leaves[i].Name + ", a state the region never rests in"
 			}
 		}
+		// A history around a parallel state inside region o, or its
+		// own, remembers the leaves of its regions, and resumes none the
+		// regions never rest in (see the hosted refusals).
+		around := slices.DeleteFunc(slices.Clone(o.Leaves), func(l *State) bool { return l.Regions == nil })
+		for _, c := range append(around, o.Composites...) {
+			for _, in := range p.Flat {
+				if c.History == HistoryNone || !hostedIn(in, c) {
+					continue
+				}
+				if i := slices.IndexFunc(in.Leaves, (*State).Settles); i >= 0 {
+					return c.Name + ", in region " + o.Root.Name + ", keeps a history, which would remember " + in.Leaves[i].Name + ", a state region " + in.Root.Name + " never rests in"
+				}
+			}
+		}
 	}
 	return ""
+}
+
+// hostedIn reports whether region reg is a region of a parallel state
+// inside another region's state that is c or inside c, at any depth.
+func hostedIn(reg *Region, c *State) bool {
+	for h := reg; h.Host != nil; h = h.Host {
+		if c.Contains(h.Within) {
+			return true
+		}
+	}
+	return false
 }
 
 // recalled reports whether the history of composite state c, inside a

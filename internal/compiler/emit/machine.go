@@ -110,6 +110,9 @@ func (g *goGen) genMachine() {
 	if ini.Waits && ini.Regions == nil {
 		newDoc += fmt.Sprintf(" Then it tests the eventless rules of %s, which waits, and takes the first whose guard holds, handing out its actions too (no observer sees that step: New returns before one can be set).", ini.Name)
 	}
+	if ini.Transient {
+		newDoc += fmt.Sprintf(" Then it takes the eventless rules of %s, which is transient: the first whose guard holds, handing out its actions too (no observer sees that step: New returns before one can be set), so the machine starts where they lead.", ini.Name)
+	}
 	if ini.Waits && ini.WaitsIn() {
 		newDoc += fmt.Sprintf(" Then it tests the eventless rules of the states of %s's regions that wait, and takes those whose guards hold, a microstep at a time; then those of %s, which waits, and takes the first whose guard holds, handing out their actions too (no observer sees those steps: New returns before one can be set).", ini.Name, ini.Name)
 	} else if ini.Waits && ini.Regions != nil {
@@ -123,7 +126,7 @@ func (g *goGen) genMachine() {
 	}
 	f.Add(comment("", newDoc))
 	newBody := append(storeState(ini, jen.Id("c").Dot("Initial")), g.startBody()...)
-	if ini.Waits && ini.Regions == nil {
+	if (ini.Waits || ini.Transient) && ini.Regions == nil {
 		newBody = append(newBody, jen.If(jen.Err().Op(":=").Id("m").Dot(leaveMethod(ini)).Call(), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
 	}
 	if ini.Awaits() {

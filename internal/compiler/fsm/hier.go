@@ -58,9 +58,6 @@ func (b *builder) readStates() {
 				if ss.StatesPos.Line > 0 {
 					b.errorf(ss.StatesPos, "state %s has an empty \"states\": list its substates, or remove the key", s.Name)
 				}
-				if s.Transient && ss.Initial.Value && parent == nil && !b.par.inRegion() { // a region's is entered: see regtrans.go
-					b.errorf(ss.Transient.Pos, "state %s cannot be transient and initial: a transient state is left in the step that enters it", s.Name)
-				}
 				if s.Transient && s.Terminal {
 					b.errorf(ss.Transient.Pos, "state %s cannot be transient and terminal: a transient state is left in the step that enters it", s.Name)
 				}
@@ -100,11 +97,6 @@ func (b *builder) readStates() {
 		m.Initial = descend(top)
 		if m.Initial != nil {
 			m.Initial.Initial = true
-			if l := m.Initial; l != top && l.Transient && !b.par.inRegion() {
-				// A transient initial child elsewhere is entered by a
-				// rule, whose step takes its eventless rules.
-				b.errorf(b.specOf[l].Transient.Pos, "state %s is transient and the initial state of %s, and %s is where New starts the machine: New takes no eventless rules, as a machine's initial state is never transient; make another state of %s initial and lead it to %s with an event, or start the machine in a state that leads to %s", l.Name, l.Parent.Name, top.Name, l.Parent.Name, l.Name, top.Name)
-			}
 		}
 	}
 }

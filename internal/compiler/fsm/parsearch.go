@@ -123,7 +123,7 @@ func (m *Machine) parallelPaths(b *builder) {
 			}
 		}
 	}
-	if m.Initial.Waits && m.Initial.Regions == nil {
+	if (m.Initial.Waits || m.Initial.Transient) && m.Initial.Regions == nil {
 		// New tests the eventless rules of an initial state that waits:
 		// every path starts with that step (a way without an event), which
 		// may enter a parallel state.

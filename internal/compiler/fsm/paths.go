@@ -78,7 +78,7 @@ func (b *builder) paths() {
 		// every path starts with that step (a way without an event).
 		queue = queue[:0]
 		delete(seen, start)
-		settled(m.Initial, m.Initial.Waits)
+		settled(m.Initial, m.Initial.Waits || !b.par.inRegion())
 	}
 	for _, s := range b.enteredStarts() {
 		// A state a rule from outside the parallel state enters.

@@ -62,7 +62,7 @@ func TestPathsShortest(t *testing.T) {
 			events := len(p.Steps)
 			if p.Steps[0].Event == nil {
 				// New's own step, the eventless rules of an initial state
-				// that waits: no event.
+				// that waits or is transient: no event.
 				events--
 			}
 			best := -1
@@ -112,8 +112,8 @@ func distances(m *fsm.Machine) map[*fsm.State]int {
 }
 
 // newTakes reports whether New's own step can fire rule r: an eventless
-// rule of an initial state that waits, or of a state that waits or is
-// transient which those lead to.
+// rule of an initial state that waits or is transient, or of a state that
+// waits or is transient which those lead to.
 func newTakes(m *fsm.Machine, r *fsm.Rule) bool {
 	seen := map[*fsm.State]bool{}
 	var reach func(s *fsm.State) bool
@@ -129,7 +129,7 @@ func newTakes(m *fsm.Machine, r *fsm.Rule) bool {
 		}
 		return false
 	}
-	return m.Initial.Waits && reach(m.Initial)
+	return (m.Initial.Waits || m.Initial.Transient) && reach(m.Initial)
 }
 
 // rests returns the states at rest a move into s can end in: s, or for a

@@ -71,9 +71,10 @@ func startsIn(r *specRegion, starts map[*spec.State]bool) bool {
 }
 
 // newTransient refuses a transient initial state of a region of a
-// parallel state that New enters: New takes no eventless rules (a
-// machine's initial state is never transient), so the machine would start
-// in a state it never rests in.
+// parallel state that New enters: New takes no region's eventless rules
+// (it takes those of a transient initial state outside regions, and of
+// states that wait), so the machine would start in a state it never
+// rests in.
 func newTransient(list []spec.State, regions []*specRegion, diags *diag.List) {
 	starts := startsAt(list)
 	for _, r := range regions {
@@ -88,7 +89,7 @@ func newTransient(list []spec.State, regions []*specRegion, diags *diag.List) {
 		if r.host != nil {
 			top = r.top
 		}
-		diags.Errorf(l.Transient.Pos, "region state %s (in region %s of parallel state %s) is transient and initial, and %s is where New starts the machine: New takes no eventless rules, as a machine's initial state is never transient; make another state of %s initial and lead it to %s with an event, or start the machine in a state that leads to %s", l.Name.Value, r.root.Name.Value, r.par.Name.Value, top.Name.Value, r.root.Name.Value, l.Name.Value, top.Name.Value)
+		diags.Errorf(l.Transient.Pos, "region state %s (in region %s of parallel state %s) is transient and initial, and %s is where New starts the machine: New takes no eventless rules of a region's transient states yet (only a transient initial state's outside regions, and those of states that wait); make another state of %s initial and lead it to %s with an event, or start the machine in a state that leads to %s", l.Name.Value, r.root.Name.Value, r.par.Name.Value, top.Name.Value, r.root.Name.Value, l.Name.Value, top.Name.Value)
 	}
 }
 

@@ -102,8 +102,19 @@ func newRules(t *testing.T, m *fsm.Machine, g goResult) []goRule {
 				}
 			}
 			rules, left := newRegionRules(s, cfg, holds, asked)
-			if out = append(out, rules...); left || !s.Waits {
+			if out = append(out, rules...); left {
 				break
+			}
+			if !s.Waits {
+				// Every region final: the parallel state's done
+				// transition follows in New's step (SCXML 1.0 §3.13).
+				d := newDone(s, cfg, holds)
+				if d == nil {
+					break
+				}
+				out = append(out, goRule{Rule: d.Index, From: s.Name, Asked: asked()})
+				s, last = d.To, d
+				continue
 			}
 		}
 		var took *fsm.Rule
@@ -112,6 +123,9 @@ func newRules(t *testing.T, m *fsm.Machine, g goResult) []goRule {
 				took = r
 				break
 			}
+		}
+		if took == nil && s.Regions != nil {
+			took = newDone(s, cfg, holds)
 		}
 		if took == nil {
 			break
@@ -124,6 +138,22 @@ func newRules(t *testing.T, m *fsm.Machine, g goResult) []goRule {
 		s, last = took.To, took
 	}
 	return out
+}
+
+// newDone returns the branch of parallel state p's done transition that
+// New's step takes when every region of p rests in a final leaf of cfg,
+// its guards asked with holds; nil when a region is not final, p has no
+// done transition, or no guard holds.
+func newDone(p *fsm.State, cfg []*fsm.State, holds func(*fsm.Rule, []*fsm.State) bool) *fsm.Rule {
+	if p.Completion == nil || slices.ContainsFunc(p.Regions, func(reg *fsm.Region) bool { return !slices.Contains(reg.Finals, cfg[reg.Index]) }) {
+		return nil
+	}
+	for _, r := range p.Completion.Rules {
+		if r.Guard == nil || holds(r, cfg) {
+			return r
+		}
+	}
+	return nil
 }
 
 // newRegionRules returns the eventless rules of the regions of parallel

@@ -61,6 +61,7 @@ func GoFile(m *fsm.Machine) *jen.File {
 	g.genSettle()
 	g.genEventless()
 	g.genWaitIn()
+	g.genStartSettle()
 	g.genQuietLeaves()
 	g.genMacro()
 	g.genTakes()

@@ -118,6 +118,9 @@ func (g *goGen) genMachine() {
 	} else if ini.Waits && ini.Regions != nil {
 		newDoc += fmt.Sprintf(" Then it tests the eventless rules of %s, which waits, and takes the first whose guard holds, handing out its actions too (no observer sees that step: New returns before one can be set).", ini.Name)
 	}
+	if startSettles(ini) {
+		newDoc += " Then it takes the eventless rules of the transient states its regions start in, a microstep at a time, handing out their actions too (no observer sees those steps: New returns before one can be set)."
+	}
 	if ini.WaitsIn() && !ini.Waits {
 		newDoc += fmt.Sprintf(" Then it tests the eventless rules of the states of %s's regions that wait, and takes those whose guards hold, a microstep at a time, handing out their actions too (no observer sees those steps: New returns before one can be set).", ini.Name)
 	}
@@ -131,6 +134,9 @@ func (g *goGen) genMachine() {
 	}
 	if ini.Awaits() {
 		newBody = append(newBody, jen.If(jen.Err().Op(":=").Add(waitCall(ini, jen.True())), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
+	}
+	if startSettles(ini) {
+		newBody = append(newBody, jen.If(jen.Err().Op(":=").Id("m").Dot(startMethod(ini)).Call(), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())))
 	}
 	if len(newBody) == 0 {
 		newBody = []jen.Code{jen.Return(jen.Id("fsmNew").Call(jen.Id("c"), jen.Id(ini.KindName)))}

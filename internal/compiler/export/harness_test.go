@@ -55,7 +55,8 @@ type adapterData struct {
 	InitialData bool   // the initial leaf has fields, which New's Config carries
 	// InitialParallel: the initial leaf is a parallel state, whose value
 	// names its regions' states, which New chooses; InitialLeaves: one
-	// that waits, whose eventless rules New may take out of it.
+	// that waits, or whose regions start in transient states, whose
+	// eventless rules New may take out of it.
 	InitialParallel, InitialLeaves bool
 	Behavior                       string // "Behavior: fsmExportBehavior{c.d}, " when the Config has a Behavior
 	Timers                         bool
@@ -89,7 +90,7 @@ type adapterFunc struct {
 // adapterFile writes the adapter of machine m's package.
 func adapterFile(m *fsm.Machine) ([]byte, error) {
 	d := adapterData{Package: m.Package, Initial: m.Initial.GoName, InitialKind: m.Initial.Snake,
-		InitialData: len(m.Initial.Fields) > 0 && m.Initial.Regions == nil, InitialParallel: m.Initial.Regions != nil, InitialLeaves: m.Initial.Awaits() && m.Initial.Waits, Timers: len(m.Timers) > 0}
+		InitialData: len(m.Initial.Fields) > 0 && m.Initial.Regions == nil, InitialParallel: m.Initial.Regions != nil, InitialLeaves: m.Initial.Awaits() && m.Initial.Waits || startsEventless(m.Initial), Timers: len(m.Timers) > 0}
 	for _, s := range m.States {
 		if s.Regions == nil {
 			continue

@@ -84,7 +84,7 @@ func newRules(t *testing.T, m *fsm.Machine, g goResult) []goRule {
 	}
 	asked := func() int { return len(g.Guards) - len(answers) } // by New so far
 	var last *fsm.Rule
-	for s := m.Initial; s != nil && s.Choice != nil && (s.Waits || s.Transient || s.Rests()) || s != nil && s.Awaits(); {
+	for s := m.Initial; s != nil && s.Choice != nil && (s.Waits || s.Transient || s.Rests()) || s != nil && (s.Awaits() || startsEventless(s)); {
 		var cfg []*fsm.State
 		if s.Regions != nil {
 			// A parallel state that waits or whose regions have states
@@ -138,6 +138,13 @@ func newRules(t *testing.T, m *fsm.Machine, g goResult) []goRule {
 		s, last = took.To, took
 	}
 	return out
+}
+
+// startsEventless reports whether some region of parallel state p starts
+// in a transient state, whose eventless rules the step that enters p
+// takes.
+func startsEventless(p *fsm.State) bool {
+	return p.Regions != nil && slices.ContainsFunc(p.Flat, func(reg *fsm.Region) bool { return reg.Initial.Eventless() })
 }
 
 // newDone returns the branch of parallel state p's done transition that

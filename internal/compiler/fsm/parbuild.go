@@ -15,7 +15,6 @@ import (
 func buildParallel(f *spec.File, env Env) (*Machine, diag.List) {
 	var diags diag.List
 	regions := regionsOf(f.States, &diags, nil, nil)
-	newTransient(f.States, regions, &diags)
 	lifts := newLifts()
 	leaves := newLeaving()
 	ents := newEntering(f, regions)

@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/fsmgen/fsmgen/internal/compiler/diag"
-	"github.com/fsmgen/fsmgen/internal/compiler/spec"
 )
 
 // This file resolves a transient state that is the initial state of a
@@ -15,83 +14,6 @@ import (
 // microstep that enters a <parallel> is followed by
 // selectEventlessTransitions before the next event; XState v5's always
 // on a region's initial state).
-
-// initialLeaf returns the leaf the spec enters state s through: s, or
-// its initial child's, down to a leaf; nil when a composite state has no
-// initial child (reported by the build).
-func initialLeaf(s *spec.State) *spec.State {
-	for len(s.States) > 0 && !s.Parallel.Value {
-		var next *spec.State
-		for i := range s.States {
-			if s.States[i].Initial.Value {
-				next = &s.States[i]
-				break
-			}
-		}
-		if next == nil {
-			return nil
-		}
-		s = next
-	}
-	return s
-}
-
-// startsAt returns the parallel states New enters: those on the chain of
-// initial states from the top of the machine (a parallel state's regions
-// are entered with it, and so are the parallel states nested as regions).
-func startsAt(list []spec.State) map[*spec.State]bool {
-	out := map[*spec.State]bool{}
-	for {
-		var s *spec.State
-		for i := range list {
-			if list[i].Initial.Value {
-				s = &list[i]
-				break
-			}
-		}
-		if s == nil {
-			return out
-		}
-		if s.Parallel.Value {
-			out[s] = true
-			return out
-		}
-		list = s.States
-	}
-}
-
-// startsIn reports whether New enters region r: its parallel state is
-// one New starts the machine in, or, for a region of a parallel state
-// inside another region, that region starts in it and New enters it.
-func startsIn(r *specRegion, starts map[*spec.State]bool) bool {
-	if r.host == nil {
-		return starts[r.par]
-	}
-	return initialLeaf(r.host.root) == r.par && startsIn(r.host, starts)
-}
-
-// newTransient refuses a transient initial state of a region of a
-// parallel state that New enters: New takes no region's eventless rules
-// (it takes those of a transient initial state outside regions, and of
-// states that wait), so the machine would start in a state it never
-// rests in.
-func newTransient(list []spec.State, regions []*specRegion, diags *diag.List) {
-	starts := startsAt(list)
-	for _, r := range regions {
-		if !startsIn(r, starts) {
-			continue
-		}
-		l := initialLeaf(r.root)
-		if l == nil || !l.Transient.Value {
-			continue
-		}
-		top := r.par // where New starts: the parallel state around a host
-		if r.host != nil {
-			top = r.top
-		}
-		diags.Errorf(l.Transient.Pos, "region state %s (in region %s of parallel state %s) is transient and initial, and %s is where New starts the machine: New takes no eventless rules of a region's transient states yet (only a transient initial state's outside regions, and those of states that wait); make another state of %s initial and lead it to %s with an event, or start the machine in a state that leads to %s", l.Name.Value, r.root.Name.Value, r.par.Name.Value, top.Name.Value, r.root.Name.Value, l.Name.Value, top.Name.Value)
-	}
-}
 
 // settleEntry continues way rw, whose rules enter parallel state p =
 // rw.way.To anew with its regions in rw.after, through the eventless

@@ -181,11 +181,12 @@ func (b *builder) variantNever(r *Rule, found []*Path) bool {
 	if r.Resume == nil {
 		return false
 	}
-	i := slices.IndexFunc(b.m.Rules, func(d *Rule) bool { return slices.Contains(d.Variants, r) })
+	all := b.m.AllRules()
+	i := slices.IndexFunc(all, func(d *Rule) bool { return slices.Contains(d.Variants, r) })
 	if i < 0 {
 		return false
 	}
-	d := b.m.Rules[i]
+	d := all[i]
 	h := d.History
 	var resumes []string
 	if found[d.Index] != nil {

@@ -15,7 +15,11 @@ func (d *differ) initial() {
 		return
 	}
 	c := &Change{Subject: "initial state", What: fmt.Sprintf("%s, was %s", n.Name, o.Name), Old: o.Pos, New: n.Pos}
-	c.verdict(Behaviour, Breaks, "New starts the machine in "+n.Name)
+	why := "New starts the machine in " + n.Name
+	if n.Transient {
+		why += ", a transient state whose rows New takes before it returns"
+	}
+	c.verdict(Behaviour, Breaks, why)
 	d.add(c)
 }
 

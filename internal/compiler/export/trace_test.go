@@ -114,6 +114,10 @@ func goTrace(t *testing.T, m *fsm.Machine, prev string, g goResult) []string {
 						resumed = regionConfig(t, m, left)
 					}
 					movedFrom(rules, g.Rules[i+1:], resumed)
+					resumedFinal(rules, g.Rules[i+1:], run.State, resumed)
+					for _, reg := range run.State.Regions {
+						require.NotNil(t, resumed[reg], "%s: rule %s resumes %s, but the step's leaves %q name no leaf of its region %s", m.Name, r.Label, run.State.Name, g.Leaf, reg.Root.Name)
+					}
 					entries = append(entries, resumedEntries(run.State, resumed)...)
 					hosted = resumed // where its regions are for the rules after
 					continue
@@ -289,6 +293,25 @@ func leftLeaves(later []goRule, rules map[int]*fsm.Rule, p *fsm.State) string {
 		}
 	}
 	return ""
+}
+
+// resumedFinal records in resumed, when the done transition of parallel
+// state q is among later (the rules a step fired after the one that
+// resumed q's regions through a deep history), the final leaf of each of
+// q's regions it names no leaf for: the history resumed every region
+// final, and the done transition left q in that step, so the step's
+// leaves say nothing of them. A region with several final leaves is left
+// out (its entries unknown here).
+func resumedFinal(rules map[int]*fsm.Rule, later []goRule, q *fsm.State, resumed map[*fsm.Region]*fsm.State) {
+	if !slices.ContainsFunc(later, func(g goRule) bool { r := rules[g.Rule]; return r != nil && r.Done == q && r.From == q }) {
+		return
+	}
+	for _, reg := range q.Regions {
+		finals := slices.DeleteFunc(slices.Clone(reg.Leaves), func(l *fsm.State) bool { return !slices.Contains(reg.Finals, l) })
+		if resumed[reg] == nil && len(finals) == 1 {
+			resumed[reg] = finals[0]
+		}
+	}
 }
 
 // movedFrom records in resumed, for each region whose leaf an eventless

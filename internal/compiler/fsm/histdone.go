@@ -121,7 +121,7 @@ func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 	hosted := slices.ContainsFunc(w.Rules[:w.micro], func(r *Rule) bool {
 		return r.To != nil && (startsWaiting(r.To) || r.To.Restless()) && m.resumeHosted(r, hist) != nil
 	})
-	if !hosted && !slices.ContainsFunc(w.Rules[:w.micro], func(r *Rule) bool { return len(r.Variants) > 0 }) {
+	if !hosted && !slices.ContainsFunc(w.Rules, func(r *Rule) bool { return len(r.Variants) > 0 }) {
 		return []regionWay{rw}
 	}
 	res, _ := m.resolveRegional(rw, hist)
@@ -132,6 +132,19 @@ func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 			picked, goesOn = true, goesOn || resumesEnd(r) || r.To != nil && r.To.Waits
 		}
 	}
+	// A later microstep's rule into a history (an eventless rule, or a
+	// done transition) whose variant resumes a state the step leaves
+	// again: the step settles anew, that rule fired as its variant.
+	var pins map[*Rule]*Rule
+	for i := w.micro; i < len(w.Rules) && i < len(out.Rules); i++ {
+		if r := out.Rules[i]; r != w.Rules[i] && resumesEnd(r) {
+			if pins == nil {
+				pins = map[*Rule]*Rule{}
+			}
+			pins[w.Rules[i]] = r
+			picked, goesOn = true, true
+		}
+	}
 	if !goesOn && (!picked || len(w.Rules) == w.micro && !w.From.Awaits()) {
 		return []regionWay{rw}
 	}
@@ -140,7 +153,7 @@ func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 	cw.Tests = slices.Clone(w.Tests[:w.pre])
 	cw.Rules = slices.Clone(out.Rules[:w.micro])
 	cw.moved = slices.Clone(w.moved[:w.micro])
-	cw.groups, cw.Final, cw.after, cw.To, cw.asked = nil, nil, 0, p, nil
+	cw.groups, cw.Final, cw.after, cw.To, cw.asked, cw.pins = nil, nil, 0, p, nil, pins
 	after := slices.Clone(w.Config)
 	for i, r := range cw.Rules {
 		if r.To != nil {

@@ -59,6 +59,7 @@ func (m *Machine) settledQueue(p *State, w *Way, after []*State, queue []*Region
 	}
 	var out []regionWay
 	for _, pk := range picks(after[reg.Index].Choice, after) {
+		pk = w.pinned(pk)
 		r := pk.rule
 		if pk.leaves != nil {
 			// A done transition that leaves p (see parleavedone.go): p's

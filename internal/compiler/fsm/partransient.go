@@ -61,6 +61,7 @@ func (m *Machine) eventless(p *State, w *Way, after []*State, queue []*Region) [
 		var out []alt
 		for _, a := range alts {
 			for _, pk := range picks(s.Choice, after) {
+				pk = w.pinned(pk)
 				if !a.way.agrees(pk.tests, pk.asks, len(w.Rules)) {
 					continue // a guard asked before answers as it did (see asked.go)
 				}

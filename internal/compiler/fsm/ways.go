@@ -87,6 +87,20 @@ type Way struct {
 	// asked are the guards the microsteps of the way's step asked, with
 	// their answers (see asked.go).
 	asked []asked
+	// pins are, for a way the regions take settled anew from what the
+	// histories remember (see continueRegion), the variant each rule of
+	// its later microsteps into a history fires as: settle takes the
+	// variant where it would take the rule.
+	pins map[*Rule]*Rule
+}
+
+// pinned returns pick pk with its rule replaced by the variant w pins it
+// to, if any.
+func (w *Way) pinned(pk pick) pick {
+	if v := w.pins[pk.rule]; pk.rule != nil && v != nil {
+		pk.rule = v
+	}
+	return pk
 }
 
 // Test is a guard tested on a way, and what it answers.

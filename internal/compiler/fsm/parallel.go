@@ -490,7 +490,8 @@ func (p *State) Awaits() bool { return p.Regions != nil && (p.Waits || p.WaitsIn
 
 // Ends reports whether entering leaf s of a region may end the region in
 // the same step: s is one of the region's final leaves, or it settles and
-// the done transition that leaves it may lead to one.
+// its eventless rules (the done transition that leaves it) may lead to
+// one, or resume one through a history.
 //
 // It answers for the regions of a parallel state outside regions only,
 // and false for those of a parallel state inside a region, whose done
@@ -508,9 +509,12 @@ func (s *State) Ends() bool {
 		return false
 	}
 	for _, r := range s.Choice.Rules {
-		// The build refuses eventless rules that could loop.
-		if r.To != nil && r.To != s && r.To.Ends() {
-			return true
+		// The build refuses eventless rules that could loop. A rule into
+		// a history may resume a final leaf (its variants).
+		for _, v := range append([]*Rule{r}, r.Variants...) {
+			if v.To != nil && v.To != s && v.To.Ends() {
+				return true
+			}
 		}
 	}
 	return false

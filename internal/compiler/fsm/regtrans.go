@@ -239,15 +239,12 @@ func restlessHistory(m *Machine, diags *diag.List) bool {
 // of a composite state inside the region, into a history inside the
 // region that may enter a state that waits (the default or a variant),
 // whose eventless rules are then tested in the step: the witness paths
-// do not test them after such a rule yet; and an eventless rule into a
-// history that may resume a final state of the region whose parallel
-// state's done transition may follow, which the generated code does not
-// take there yet. (One whose variant resumes a state the step leaves
-// again, a transient state or a final state whose done transition
-// follows, is written, as is a done transition into a history that
-// resumes the region's final state: continueRegion settles the step
-// anew, the rule fired as its variant.) It reports whether it refused
-// one.
+// do not test them after such a rule yet. (One whose variant resumes a
+// state the step leaves again, a transient state or a final state whose
+// done transition follows, or the region's final state, after which its
+// parallel state's done transition may follow, is written:
+// continueRegion settles the step anew, the rule fired as its variant.)
+// It reports whether it refused one.
 func eventlessIntoHistory(m *Machine, diags *diag.List) bool {
 	refused := false
 	for _, r := range m.AllRules() {
@@ -259,10 +256,7 @@ func eventlessIntoHistory(m *Machine, diags *diag.List) bool {
 			kind, after = "done transition", "a done transition's"
 		}
 		all := append([]*Rule{r}, r.Variants...) // the default and the variants
-		if i := slices.IndexFunc(r.Variants, func(v *Rule) bool { return r.Done == nil && resumesEnd(v) && !v.To.Settles() }); i >= 0 {
-			refused = true
-			diags.Errorf(r.Pos, "region %s of parallel state %s has eventless rule %s into the history of %s, which may resume final state %s of the region, after which the done transition of its parallel state follows when every other region is final too, in the same step: fsmgen does not take that done transition after an eventless rule's history yet; lead the rule to a state of %s instead, or give %s no history", reg.Root.Name, reg.Parallel.Name, r.Label, r.History.Name, r.Variants[i].To.Name, r.History.Name, r.History.Name)
-		} else if j := slices.IndexFunc(all, entersWaiting); j >= 0 {
+		if j := slices.IndexFunc(all, entersWaiting); j >= 0 {
 			refused = true
 			to := all[j].To
 			diags.Errorf(r.Pos, "region %s of parallel state %s has %s %s into the history of %s, which may enter state %s, whose eventless rules are then tested in the same step: fsmgen does not test them after %s history yet; lead the rule to a state of %s instead, or give %s no history", reg.Root.Name, reg.Parallel.Name, kind, r.Label, r.History.Name, to.Name, after, r.History.Name, r.History.Name)

@@ -112,7 +112,7 @@ func (m *Machine) continueFinal(rw regionWay, hist []*State) []regionWay {
 // anew; rw itself otherwise.
 func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 	w := rw.way
-	if w.micro == 0 || w.head != nil {
+	if w.micro == 0 || w.head != nil || w.anew {
 		return []regionWay{rw}
 	}
 	// A deep history that resumes a parallel state inside a region whose
@@ -153,7 +153,7 @@ func (m *Machine) continueRegion(rw regionWay, hist []*State) []regionWay {
 	cw.Tests = slices.Clone(w.Tests[:w.pre])
 	cw.Rules = slices.Clone(out.Rules[:w.micro])
 	cw.moved = slices.Clone(w.moved[:w.micro])
-	cw.groups, cw.Final, cw.after, cw.To, cw.asked, cw.pins = nil, nil, 0, p, nil, pins
+	cw.groups, cw.Final, cw.after, cw.To, cw.asked, cw.pins, cw.anew = nil, nil, 0, p, nil, pins, true
 	after := slices.Clone(w.Config)
 	for i, r := range cw.Rules {
 		if r.To != nil {

@@ -92,6 +92,9 @@ type Way struct {
 	// its later microsteps into a history fires as: settle takes the
 	// variant where it would take the rule.
 	pins map[*Rule]*Rule
+	// anew marks a way continueRegion settled anew from what the
+	// histories remember: it is not settled again.
+	anew bool
 }
 
 // pinned returns pick pk with its rule replaced by the variant w pins it

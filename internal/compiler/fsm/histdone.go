@@ -246,8 +246,9 @@ func intoEventless(w *Way, hist []*State) ([]*Way, [][]*State) {
 // states, resolved from a machine made by Restore in configuration cfg
 // (see resolveFresh): when it resumes a state that waits (or a transient
 // state) through a history, one way per branch of that state's eventless
-// rules and, for a state that waits, one that stays, each with its trace worked out again; w itself otherwise,
-// and for a way the regions take (continueRegion settles those).
+// rules and, for a state that waits, one that stays, each with its trace
+// worked out again; w itself otherwise, and for a way the regions take
+// (continueRegion settles those).
 func (m *Machine) freshEventless(w *Way, cfg []*State) []*Way {
 	if w.Regional || !resumesEventless(w) {
 		return []*Way{w}

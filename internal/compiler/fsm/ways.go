@@ -197,9 +197,8 @@ func expand(from *State, c *Cell) []*Way {
 		if r.Kind == Transition && r.To != nil && r.To.Choice != nil && !r.To.parWaits && !(r.History != nil && (r.To.Waits || r.To.Transient)) {
 			// (A rule into a history whose default state waits, or is
 			// transient, goes on where the variant that fires leads: see
-			// resolveWays. One
-			// into a parallel state that waits, once its regions settled:
-			// see settleEntry.)
+			// resolveWays. One into a parallel state that waits, once its
+			// regions settled: see settleEntry.)
 			through(w, r.To)
 			return
 		}
